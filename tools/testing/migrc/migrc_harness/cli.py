@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Command line of the MIGRC harness (called by the top-level Makefile)."""
+
+import argparse
+
+from . import hostsetup, kbuild, runner, tree
+from .common import HarnessError, die, log
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="migrc", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("setup", help="install packages, bindgen, kernel source")
+    t = sub.add_parser("tree", help="materialize build/linux")
+    t.add_argument("--force", action="store_true",
+                   help="discard local changes in build/linux")
+    sub.add_parser("sync", help="turn build/linux commits back into "
+                   "overlay files, patches and the series")
+    b = sub.add_parser("build", help="build a kernel")
+    b.add_argument("--flavor", default="test", choices=kbuild.FLAVORS)
+    b.add_argument("--variant", default="migrc", choices=kbuild.VARIANTS)
+    te = sub.add_parser("test", help="build, boot and run the tests")
+    te.add_argument("--probe", choices=sorted(runner.PROBES),
+                    help="run one harness self-check probe instead")
+    te.add_argument("--timeout", type=int, help="guest timeout, seconds")
+    sub.add_parser("check-harness", help="show that a failing test, a "
+                   "kernel WARN and a hung guest each fail the run")
+    args = ap.parse_args(argv)
+    try:
+        # Every command needs the host set up; setup is idempotent and fast
+        # when nothing is missing.
+        hostsetup.setup()
+        if args.cmd == "tree":
+            tree.materialize(force=args.force)
+        elif args.cmd == "sync":
+            tree.sync()
+        elif args.cmd == "build":
+            kbuild.Build(args.flavor, args.variant).build()
+        elif args.cmd == "test":
+            return runner.test(probe=args.probe, timeout=args.timeout)
+        elif args.cmd == "check-harness":
+            return runner.check_harness()
+    except HarnessError as e:
+        die(str(e))
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130
+    return 0

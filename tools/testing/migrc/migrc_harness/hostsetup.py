@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Idempotent host setup: Debian packages, bindgen and the Linux 7.3 source.
+
+Everything a fresh Debian 12 machine lacks is installed here and nowhere
+else, so that a green run never depends on something installed by hand.
+The kernel source comes from Debian's trixie-backports suite through a
+private apt configuration: the system's apt sources are never touched.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .common import CACHE, KVER_SERIES, HarnessError, log, out, run
+
+# Packages from the machine's own suites (bookworm, bookworm-security).
+DEB_PACKAGES = [
+    # Rust for the kernel, with matching library source, clippy and rustfmt.
+    "rustc-web", "rust-web-src", "rust-web-clippy", "rustfmt-web",
+    # LLVM 22: Linux 7.3 needs LLVM >= 17, Rust + KASAN needs a clang build.
+    "clang-22", "lld-22", "llvm-22", "libclang-22-dev",
+    # Kernel build.
+    "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev", "cpio",
+    "xz-utils", "kmod", "git", "python3", "perl", "rsync",
+    # VM and its userspace: busybox, static libc and libnuma for selftests.
+    "qemu-system-x86", "busybox-static", "libc6-dev", "libnuma-dev", "gcc",
+    # Needed by apt-get download of the source package.
+    "debian-archive-keyring", "ca-certificates",
+]
+
+BINDGEN_VERSION = "0.72.1"
+TOOLS = CACHE / "tools"
+BINDGEN = TOOLS / "bin/bindgen"
+LLVM_LIB = "/usr/lib/llvm-22/lib"
+
+SOURCE_PKG = f"linux-source-{KVER_SERIES}"
+SOURCE_SUITE = "trixie-backports"
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+DL = CACHE / "downloads"
+UPSTREAM = CACHE / f"upstream-{KVER_SERIES}"  # git repo, one commit
+UPSTREAM_STAMP = UPSTREAM / ".git/migrc-upstream-ok"
+
+
+def _missing_packages():
+    fmt = "${Package} ${db:Status-Abbrev}\n"
+    p = subprocess.run(["dpkg-query", "-W", "-f", fmt] + DEB_PACKAGES,
+                       capture_output=True, text=True)
+    installed = {l.split()[0] for l in p.stdout.splitlines()
+                 if len(l.split()) > 1 and l.split()[1].startswith("ii")}
+    return [pkg for pkg in DEB_PACKAGES if pkg not in installed]
+
+
+def install_packages():
+    missing = _missing_packages()
+    if not missing:
+        return
+    log(f"installing Debian packages: {' '.join(missing)}")
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    logs = CACHE / "logs"
+    run(sudo + ["apt-get", "update"], env=env, logfile=logs / "apt-update.log")
+    run(sudo + ["apt-get", "install", "-y", "--no-install-recommends"]
+        + missing, env=env, logfile=logs / "apt-install.log")
+    still = _missing_packages()
+    if still:
+        raise HarnessError(f"packages still missing after apt-get install: "
+                           f"{' '.join(still)}")
+
+
+def _cargo():
+    for c in (shutil.which("cargo"), str(Path.home() / ".cargo/bin/cargo"),
+              "/usr/bin/cargo"):
+        if c and Path(c).exists():
+            return c
+    # Debian's cargo for rustc-web.
+    install_packages_named(["cargo-web"])
+    return "/usr/bin/cargo"
+
+
+def install_packages_named(pkgs):
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    run(sudo + ["apt-get", "install", "-y", "--no-install-recommends"]
+        + pkgs, env={"DEBIAN_FRONTEND": "noninteractive"},
+        logfile=CACHE / "logs/apt-install.log")
+
+
+def install_bindgen():
+    if BINDGEN.exists():
+        v = subprocess.run([str(BINDGEN), "--version"], capture_output=True,
+                           text=True).stdout
+        if BINDGEN_VERSION in v:
+            return
+    log(f"installing bindgen-cli {BINDGEN_VERSION} into {TOOLS}")
+    run([_cargo(), "install", "--locked", "--root", str(TOOLS),
+         "bindgen-cli", "--version", BINDGEN_VERSION],
+        env={"LIBCLANG_PATH": LLVM_LIB},
+        logfile=CACHE / "logs/cargo-install-bindgen.log")
+
+
+def _apt_private_opts(root):
+    """apt options that use only our own sources list, lists and cache."""
+    return [
+        "-o", f"Dir::Etc::sourcelist={root}/sources.list",
+        "-o", "Dir::Etc::sourceparts=-",
+        "-o", f"Dir::State::Lists={root}/lists",
+        "-o", f"Dir::Cache={root}/cache",
+        "-o", "Dir::Etc::preferences=/dev/null",
+        "-o", "Dir::Etc::preferencesparts=-",
+        "-o", "APT::Get::List-Cleanup=0",
+        "-o", "Acquire::Languages=none",
+    ]
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _cached_deb():
+    """Return the cached source .deb if present and intact, else None."""
+    for deb in sorted(DL.glob(f"{SOURCE_PKG}_*.deb")):
+        side = deb.with_suffix(".sha256")
+        if side.exists() and side.read_text().strip() == _sha256(deb):
+            return deb
+        log(f"cached {deb.name} is corrupt or unverified: removing it")
+        deb.unlink()
+        side.unlink(missing_ok=True)
+    return None
+
+
+def fetch_source_deb():
+    deb = _cached_deb()
+    if deb:
+        return deb
+    root = DL / "apt"
+    for d in ("lists/partial", "cache/archives/partial"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    (root / "sources.list").write_text(
+        f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+        f"{DEBIAN_MIRROR} {SOURCE_SUITE} main\n")
+    opts = _apt_private_opts(root)
+    log(f"downloading {SOURCE_PKG} from Debian {SOURCE_SUITE}")
+    try:
+        run(["apt-get"] + opts + ["update", "-qq"])
+        with tempfile.TemporaryDirectory(dir=DL) as tmp:
+            run(["apt-get"] + opts + ["download", SOURCE_PKG], cwd=tmp)
+            debs = list(Path(tmp).glob(f"{SOURCE_PKG}_*.deb"))
+            if len(debs) != 1:
+                raise HarnessError(f"apt-get download left {debs}")
+            final = DL / debs[0].name
+            shutil.move(str(debs[0]), final)
+    except HarnessError as e:
+        raise HarnessError(
+            f"could not download {SOURCE_PKG} from {DEBIAN_MIRROR} "
+            f"{SOURCE_SUITE}: {e}\nCheck network access to Debian's "
+            f"archive, then run 'make setup' again (cache: {DL}).")
+    final.with_suffix(".sha256").write_text(_sha256(final) + "\n")
+    return final
+
+
+def source_version(deb):
+    return out(["dpkg-deb", "-f", str(deb), "Version"])
+
+
+def prepare_upstream():
+    """Create the pristine upstream git repository (one commit, tag upstream).
+
+    The stamp is written last, so an interrupted run is redone from scratch.
+    """
+    deb = fetch_source_deb()
+    version = source_version(deb)
+    if UPSTREAM_STAMP.exists() and \
+            UPSTREAM_STAMP.read_text().strip() == version:
+        return version
+    log(f"extracting {deb.name} ({version}) into {UPSTREAM}")
+    if UPSTREAM.exists():
+        shutil.rmtree(UPSTREAM)
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        run(["dpkg-deb", "-x", str(deb), tmp])
+        tars = list(Path(tmp).glob(f"usr/src/linux-source-{KVER_SERIES}.tar.*"))
+        if len(tars) != 1:
+            raise HarnessError(f"unexpected content in {deb}: {tars}")
+        run(["tar", "-C", tmp, "-xf", str(tars[0])])
+        top = Path(tmp) / f"linux-source-{KVER_SERIES}"
+        if not (top / "Makefile").exists():
+            raise HarnessError(f"no kernel Makefile in {tars[0]}")
+        shutil.move(str(top), UPSTREAM)
+    git = ["git", "-C", str(UPSTREAM)]
+    run(git + ["init", "-q", "-b", "pristine"])
+    # Debian's tarball carries no .gitignore'd build outputs; add everything.
+    run(git + ["add", "-A", "-f", "."], quiet=True)
+    run(git + ["-c", "user.name=MIGRC harness",
+               "-c", "user.email=migrc@localhost",
+               "commit", "-q", "--no-verify", "-m",
+               f"Linux {version} (Debian {SOURCE_PKG})\n\n"
+               f"Pristine source from Debian's {SOURCE_PKG} {version} "
+               f"({SOURCE_SUITE})."], quiet=True)
+    run(git + ["tag", "-f", "upstream"], quiet=True)
+    UPSTREAM_STAMP.write_text(version + "\n")
+    return version
+
+
+def setup():
+    """Bring the host to a state where trees can be built and booted."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    install_packages()
+    install_bindgen()
+    version = prepare_upstream()
+    (CACHE / "linux-source.version").write_text(version + "\n")
+    log(f"setup complete: {SOURCE_PKG} {version}, bindgen {BINDGEN_VERSION}")
+    return version

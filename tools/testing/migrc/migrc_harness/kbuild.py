@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Kernel builds from config fragments, out of tree, side by side.
+
+A build is named ARCH-FLAVOR-VARIANT: flavor 'test' (debug options) or
+'bench' (none), variant 'migrc' (build/linux) or 'vanilla' (pristine
+upstream).  Each lives in build/kbuild/<name>, outside git; the source trees
+stay clean because every build uses O=.
+"""
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from . import hostsetup, tree
+from .common import BUILD, HARNESS, HarnessError, log, run
+
+CONFIGS = HARNESS / "configs"
+FLAVORS = ("test", "bench")
+VARIANTS = ("migrc", "vanilla")
+
+
+def jobs():
+    return str(int(os.environ.get("MIGRC_JOBS", os.cpu_count() or 2)) + 1)
+
+
+def make_vars(arch="x86_64"):
+    """Toolchain variables for every kernel make invocation."""
+    v = {
+        "ARCH": arch,
+        "LLVM": "-22",
+        # rustup's rustc comes first in PATH and has no rust-src.
+        "RUSTC": "/usr/bin/rustc",
+        "RUSTDOC": "/usr/bin/rustdoc",
+        "HOSTRUSTC": "/usr/bin/rustc",
+        "RUSTFMT": "/usr/bin/rustfmt",
+        "CLIPPY_DRIVER": "/usr/bin/clippy-driver",
+        "BINDGEN": str(hostsetup.BINDGEN),
+    }
+    return [f"{k}={val}" for k, val in v.items()]
+
+
+def make_env():
+    return {"LIBCLANG_PATH": hostsetup.LLVM_LIB}
+
+
+class Build:
+    """One kernel build directory and how to (re)build it."""
+
+    def __init__(self, flavor="test", variant="migrc", arch="x86_64"):
+        if flavor not in FLAVORS or variant not in VARIANTS:
+            raise HarnessError(f"unknown build {flavor}/{variant}")
+        self.flavor, self.variant, self.arch = flavor, variant, arch
+        self.name = f"{arch}-{flavor}-{variant}"
+        self.out = BUILD / "kbuild" / self.name
+        self.logs = BUILD / "logs"
+
+    @property
+    def src(self):
+        return tree.TREE if self.variant == "migrc" else tree.VANILLA
+
+    def fragments(self):
+        frags = [CONFIGS / "base.config", CONFIGS / f"{self.flavor}.config"]
+        if self.variant == "migrc":
+            frags += [f for f in (CONFIGS / "migrc.config",
+                                  CONFIGS / f"migrc-{self.flavor}.config")
+                      if f.exists()]
+        return frags
+
+    def make(self, *targets, logname=None, extra=()):
+        cmd = ["make", "-C", str(self.src), f"O={self.out}", f"-j{jobs()}",
+               *make_vars(self.arch), *extra, *targets]
+        logfile = self.logs / f"{logname or self.name}.log"
+        return run(cmd, env=make_env(), logfile=logfile)
+
+    def configure(self):
+        """(Re)generate .config when the fragments changed."""
+        frags = self.fragments()
+        text = "".join(f.read_text() for f in frags)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        stamp = self.out / ".migrc-config"
+        if stamp.exists() and stamp.read_text().strip() == digest and \
+                (self.out / ".config").exists():
+            return
+        log(f"configuring {self.name} from "
+            f"{', '.join(f.name for f in frags)}")
+        self.out.mkdir(parents=True, exist_ok=True)
+        allconf = self.out / "migrc-fragments.config"
+        allconf.write_text(text)
+        self.make("alldefconfig", logname=f"{self.name}-config",
+                  extra=[f"KCONFIG_ALLCONFIG={allconf}"])
+        self.check_config(text)
+        stamp.write_text(digest + "\n")
+
+    def check_config(self, wanted_text):
+        """Fail if a fragment line did not survive Kconfig dependencies."""
+        have = {}
+        for line in (self.out / ".config").read_text().splitlines():
+            m = re.match(r"(CONFIG_\w+)=(.*)", line)
+            if m:
+                have[m.group(1)] = m.group(2)
+            m = re.match(r"# (CONFIG_\w+) is not set", line)
+            if m:
+                have[m.group(1)] = "n"
+        lost = []
+        for line in wanted_text.splitlines():
+            m = re.match(r"(CONFIG_\w+)=(.*)", line.strip())
+            if m and have.get(m.group(1), "n") != m.group(2):
+                lost.append(f"{line.strip()} (got "
+                            f"{have.get(m.group(1), 'unset')})")
+            m = re.match(r"# (CONFIG_\w+) is not set", line.strip())
+            if m and have.get(m.group(1), "n") != "n":
+                lost.append(line.strip())
+        if lost:
+            (self.out / ".migrc-config").unlink(missing_ok=True)
+            raise HarnessError(
+                f"{self.name}: config options lost to Kconfig dependencies "
+                f"(a missing dependency or an unavailable toolchain):\n  "
+                + "\n  ".join(lost))
+
+    def build(self):
+        """Configure and build bzImage; return its path."""
+        if self.variant == "migrc":
+            tree.materialize()
+        else:
+            tree.vanilla_tree()
+        self.configure()
+        log(f"building {self.name} (log: {self.logs / self.name}.log)")
+        self.make("bzImage", "headers")
+        image = self.out / "arch/x86/boot/bzImage"
+        if not image.exists():
+            raise HarnessError(f"{self.name}: no {image} after the build")
+        log(f"built {self.name}: {image}")
+        return image
+
+    def config_value(self, sym):
+        for line in (self.out / ".config").read_text().splitlines():
+            if line.startswith(sym + "="):
+                return line.split("=", 1)[1]
+        return None

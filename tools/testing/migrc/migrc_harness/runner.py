@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: GPL-2.0
+"""'make test': build the test kernel and guest programs, boot, judge.
+
+A run fails when any of these happens, and says which:
+  * a KUnit case fails or crashes, or no Rust KUnit suite ran;
+  * a guest stage fails or never reports (guest crashed or hung);
+  * the kernel prints a report (WARN, BUG, Oops, KASAN, lockdep, hung task,
+    soft lockup, RCU stall), whatever the tests said;
+  * the guest does not finish within the timeout, or does not boot.
+The last line is 'N passed, N failed' (and ', N skipped').
+"""
+
+import sys
+from pathlib import Path
+
+from . import kbuild, vm
+from .common import BUILD, HARNESS, HarnessError, log, run
+
+# Stages of the default 'make test' plan, in order.
+DEFAULT_PLAN = ["topology", "demotion", "mm-migration"]
+PROBES = {"fail": "probe-fail", "warn": "probe-warn", "hang": "probe-hang"}
+
+
+def guest_programs(build):
+    """Compile the static programs the guest runs; return {name: path}."""
+    src, out = build.src, BUILD / "guest-bin" / build.name
+    out.mkdir(parents=True, exist_ok=True)
+    hdrs = build.out / "usr/include"
+    cc = ["gcc", "-static", "-O2", "-Wall", "-no-pie", "-U_FORTIFY_SOURCE",
+          "-isystem", str(hdrs)]
+    progs = {}
+
+    def compile_(name, sources, flags=(), libs=()):
+        dst = out / name
+        run(cc + list(flags) + [str(s) for s in sources] + ["-o", str(dst)]
+            + list(libs), quiet=True,
+            logfile=BUILD / "logs" / f"guest-{name}.log")
+        progs[name] = dst
+
+    compile_("memfill", [HARNESS / "guest/memfill.c"])
+    mm = src / "tools/testing/selftests/mm"
+    compile_("migration",
+             [mm / "migration.c", mm / "vm_util.c",
+              mm / "hugepage_settings.c"],
+             flags=["-I", str(src / "tools/testing/selftests"),
+                    "-I", str(src), "-isystem",
+                    str(src / "tools/include/uapi")],
+             libs=["-lnuma", "-lrt", "-lpthread", "-lm"])
+    return progs
+
+
+def parse_kunit(build, guest):
+    """Parse the KTAP part of the console with the tree's own kunit parser."""
+    sys.path.insert(0, str(build.src / "tools/testing/kunit"))
+    try:
+        import kunit_parser
+        import kunit_printer
+    finally:
+        sys.path.pop(0)
+    return kunit_parser.parse_run_tests(guest.kernel_log(),
+                                        kunit_printer.stdout)
+
+
+class Tally:
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+        self.failures = []
+
+    def add(self, verdict, what):
+        if verdict == "pass":
+            self.passed += 1
+        elif verdict == "skip":
+            self.skipped += 1
+        else:
+            self.failed += 1
+            self.failures.append(what)
+
+
+def judge(build, guest, plan, tally, require_kunit=True):
+    """Turn one guest run into test results in tally."""
+    if guest.init_line < 0:
+        tally.add("fail", "boot: the guest never reached /init")
+        tail = guest.console[-40:]
+        print("--- last console lines ---\n" + "\n".join(tail))
+    if require_kunit and guest.init_line >= 0:
+        test = parse_kunit(build, guest)
+        c = test.counts
+        rust = [t.name for t in test.subtests if t.name.startswith("rust")]
+        log(f"KUnit: {c.passed} passed, {c.failed} failed, {c.crashed} "
+            f"crashed, {c.skipped} skipped in {len(test.subtests)} suites "
+            f"({len(rust)} Rust suites)")
+        tally.passed += c.passed
+        tally.skipped += c.skipped
+        for t in _failed_cases(test):
+            tally.add("fail", f"KUnit: {t}")
+        if not rust:
+            tally.add("fail", "KUnit: no Rust KUnit suite ran")
+    for stage in plan:
+        verdict, rc = guest.stages.get(stage, ("missing", None))
+        out = guest.stage_output(stage)
+        if verdict == "missing":
+            tally.add("fail", f"stage {stage}: never finished "
+                      f"({'timeout' if guest.timed_out else 'guest died'})")
+        else:
+            tally.add(verdict, f"stage {stage}: {verdict} (rc={rc})")
+        shown = out if verdict != "pass" else \
+            [l for l in out if l.startswith(("#", "ok", "not ok", "  "))
+             or "ok" in l][-12:]
+        log(f"stage {stage}: {verdict.upper()}")
+        for line in shown[-60:]:
+            print(f"    {line}")
+    if guest.timed_out:
+        tally.add("fail", f"guest timed out after {guest.seconds:.0f}s")
+        print("--- last console lines before the timeout ---")
+        print("\n".join(guest.console[-25:]))
+    elif guest.init_line >= 0 and not guest.done:
+        tally.add("fail", "guest stopped before finishing its plan")
+        print("\n".join(guest.console[-25:]))
+    seen = -1
+    for n, line in guest.reports:
+        if n <= seen:
+            continue
+        ctx = vm.report_context(guest, n)
+        seen = n + len(ctx)
+        tally.add("fail", f"kernel report: {vm.TIMESTAMP.sub('', line)}")
+        print("--- kernel report ---\n" + "\n".join(ctx))
+
+
+def _failed_cases(test, prefix=""):
+    from kunit_parser import TestStatus
+    name = f"{prefix}{test.name}"
+    if not test.subtests:
+        if test.status in (TestStatus.FAILURE, TestStatus.TEST_CRASHED,
+                           TestStatus.FAILURE_TO_PARSE_TESTS):
+            return [name]
+        return []
+    out = []
+    for t in test.subtests:
+        out += _failed_cases(t, f"{name}." if test.name else "")
+    return out
+
+
+def test(probe=None, timeout=None):
+    """Build, boot and judge the default test plan (or one harness probe)."""
+    build = kbuild.Build("test", "migrc")
+    kernel = build.build()
+    progs = guest_programs(build)
+    initrd = vm.build_initramfs(progs)
+    plan = list(DEFAULT_PLAN)
+    if probe:
+        plan = [PROBES[probe]]
+    if timeout is None:
+        timeout = 120 if probe == "hang" else 1200
+    guest = vm.boot(kernel, initrd, plan, timeout,
+                    BUILD / "logs" / f"console-{build.name}.log",
+                    echo=_live_echo)
+    log(f"guest finished in {guest.seconds:.0f}s "
+        f"(console: {BUILD / 'logs' / f'console-{build.name}.log'})")
+    tally = Tally()
+    judge(build, guest, plan, tally, require_kunit=not probe)
+    return summarize(tally)
+
+
+def _live_echo(line):
+    """Show guest progress live, without the whole boot log."""
+    if "migrc-guest:" in line:
+        log("guest: " + line.split("migrc-guest: ", 1)[1])
+
+
+def summarize(tally):
+    if tally.failures:
+        print("\nFailures:")
+        for f in tally.failures:
+            print(f"  - {f}")
+    line = f"{tally.passed} passed, {tally.failed} failed"
+    if tally.skipped:
+        line += f", {tally.skipped} skipped"
+    print(line, flush=True)
+    return 1 if tally.failed else 0
+
+
+def check_harness():
+    """Each probe must make the run fail, for the probe's own reason."""
+    expect = {"fail": "stage probe-fail: fail",
+              "warn": "kernel report: WARNING",
+              "hang": "timed out"}
+    ok = True
+    for probe, needle in expect.items():
+        log(f"=== harness probe '{probe}': expecting a failure ===")
+        build = kbuild.Build("test", "migrc")
+        kernel = build.build()
+        initrd = vm.build_initramfs(guest_programs(build))
+        plan = [PROBES[probe]]
+        guest = vm.boot(kernel, initrd, plan, 120 if probe == "hang" else 600,
+                        BUILD / "logs" / f"console-probe-{probe}.log",
+                        echo=_live_echo)
+        tally = Tally()
+        judge(build, guest, plan, tally, require_kunit=False)
+        caught = [f for f in tally.failures if needle in f]
+        verdict = "detected" if caught else "MISSED"
+        log(f"probe {probe}: {verdict}: {caught or tally.failures}")
+        ok = ok and bool(caught)
+    print(f"{3 if ok else 0} passed, {0 if ok else 3} failed")
+    return 0 if ok else 1

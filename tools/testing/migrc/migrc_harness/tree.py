@@ -1,0 +1,343 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The materialized kernel tree: pristine upstream + our patch series + overlay.
+
+Layout of this repository:
+
+* overlay: every file under one of OVERLAY_ROOTS is a file MIGRC *adds* to
+  the kernel, kept at its kernel path.  An overlay file must not exist
+  upstream; upstream files are changed only through patches.
+* patches/series: the ordered list of patches to upstream files, one per
+  line, optionally followed by the overlay paths (files or directories) that
+  belong to the same logical commit.  Overlay files claimed by no line are
+  added in one commit before the first patch.
+
+The tree under build/linux is a git repository whose history is
+'upstream' followed by one commit per series line, so 'git log upstream..'
+reads like the series an mm maintainer would review.  Commits are built in
+a temporary index; the work tree is moved to the result in one step, so a
+patch that fails to apply leaves the tree as it was, and files whose
+content did not change keep their timestamps (fast incremental builds).
+
+'migrc sync' goes the other way: it turns the commits in build/linux back
+into overlay files, patches and the series file.
+"""
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from . import hostsetup
+from .common import BUILD, REPO, HarnessError, log, out, run
+
+OVERLAY_ROOTS = ("Documentation", "arch", "include", "kernel", "lib", "mm",
+                 "rust", "samples", "scripts", "tools")
+PATCHES = REPO / "patches"
+SERIES = PATCHES / "series"
+TREE = BUILD / "linux"
+VANILLA = BUILD / "linux-vanilla"
+UNCLAIMED_SUBJECT = "migrc: add overlay files not claimed by a patch"
+BRANCH = "migrc"
+FINGERPRINT = "migrc-fingerprint"
+
+IDENT = {"GIT_AUTHOR_NAME": "MIGRC harness",
+         "GIT_AUTHOR_EMAIL": "migrc@localhost",
+         "GIT_COMMITTER_NAME": "MIGRC harness",
+         "GIT_COMMITTER_EMAIL": "migrc@localhost"}
+
+
+def _git(*args, cwd=TREE, env=None, check=True):
+    e = dict(os.environ)
+    e.update(IDENT)
+    if env:
+        e.update(env)
+    return subprocess.run(["git", *args], cwd=cwd, env=e, text=True,
+                          capture_output=True, check=False) \
+        if not check else _git_checked(args, cwd, e)
+
+
+def _git_checked(args, cwd, env):
+    p = subprocess.run(["git", *args], cwd=cwd, env=env, text=True,
+                       capture_output=True)
+    if p.returncode != 0:
+        raise HarnessError(f"git {' '.join(args)} failed:\n{p.stderr}")
+    return p
+
+
+def overlay_files():
+    """Repository-relative paths of every overlay file, sorted."""
+    files = out(["git", "ls-files", "--cached", "--others",
+                 "--exclude-standard", "--", *OVERLAY_ROOTS], cwd=REPO)
+    return sorted(f for f in files.splitlines()
+                  if f and (REPO / f).is_file())
+
+
+def read_series():
+    """[(patch name, [overlay path prefixes])] in series order."""
+    entries = []
+    if not SERIES.exists():
+        return entries
+    for n, line in enumerate(SERIES.read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, *claims = line.split()
+        if not (PATCHES / name).is_file():
+            raise HarnessError(f"{SERIES}:{n}: no such patch {name}")
+        entries.append((name, [c.rstrip("/") for c in claims]))
+    return entries
+
+
+def _claims(entries, files):
+    """Map each series entry to the overlay files it claims."""
+    owner = {}
+    for name, claims in entries:
+        for c in claims:
+            hit = [f for f in files if f == c or f.startswith(c + "/")]
+            if not hit:
+                raise HarnessError(f"series: {name} claims {c}, "
+                                   f"which matches no overlay file")
+            for f in hit:
+                if f in owner and owner[f] != name:
+                    raise HarnessError(f"series: {f} claimed by both "
+                                       f"{owner[f]} and {name}")
+                owner[f] = name
+    return owner
+
+
+def fingerprint(base):
+    """Hash of everything that determines the materialized tree."""
+    h = hashlib.sha256()
+    h.update(base.encode())
+    h.update(SERIES.read_bytes() if SERIES.exists() else b"")
+    for name, _ in read_series():
+        h.update(name.encode())
+        h.update((PATCHES / name).read_bytes())
+    for f in overlay_files():
+        p = REPO / f
+        h.update(f.encode())
+        h.update(b"x" if os.access(p, os.X_OK) else b"-")
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _ensure_clone():
+    if (TREE / ".git").exists():
+        return
+    log(f"cloning the upstream repository into {TREE}")
+    TREE.parent.mkdir(parents=True, exist_ok=True)
+    tmp = TREE.with_name(TREE.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    run(["git", "clone", "-q", "--shared", "--no-checkout",
+         str(hostsetup.UPSTREAM), str(tmp)])
+    _git("checkout", "-q", "-B", BRANCH, "refs/tags/upstream", cwd=tmp)
+    _git("fetch", "-q", "origin", "tag", "upstream", cwd=tmp)
+    tmp.rename(TREE)
+
+
+def _mailinfo(patch):
+    """Split a format-patch file into (author env, message, has_diff)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        msg, diff = Path(tmp) / "msg", Path(tmp) / "diff"
+        p = subprocess.run(["git", "mailinfo", "-b", str(msg), str(diff)],
+                           stdin=open(patch), capture_output=True, text=True)
+        if p.returncode != 0:
+            raise HarnessError(f"{patch.name}: not a git format-patch file")
+        info = dict(l.split(": ", 1) for l in p.stdout.splitlines()
+                    if ": " in l)
+        body = msg.read_text()
+        has_diff = bool(diff.read_text().strip())
+    env = {}
+    if info.get("Author"):
+        env["GIT_AUTHOR_NAME"] = info["Author"]
+    if info.get("Email"):
+        env["GIT_AUTHOR_EMAIL"] = info["Email"]
+    if info.get("Date"):
+        env["GIT_AUTHOR_DATE"] = info["Date"]
+    subject = info.get("Subject", patch.stem)
+    return env, subject + "\n\n" + body, has_diff
+
+
+def _show_failing_hunk(patch, stderr):
+    lines = [l for l in stderr.splitlines() if l.strip()]
+    return (f"patch {patch.name} does not apply to the tree:\n"
+            + "\n".join("    " + l for l in lines[-60:])
+            + f"\nFix {PATCHES / patch.name} (or edit build/linux and run "
+            f"'make sync'); the tree was left unchanged.")
+
+
+def _build_commits(base):
+    """Create the series commits on top of base; return the final commit.
+
+    Everything happens in a private index: the work tree is not touched.
+    """
+    files = overlay_files()
+    upstream_files = set()
+    if files:
+        p = _git("ls-tree", "-r", "--name-only", base, "--", *files)
+        upstream_files = set(p.stdout.split())
+    if upstream_files:
+        raise HarnessError(
+            "overlay files that exist upstream (change them with a patch, "
+            "never by copying):\n  " + "\n  ".join(sorted(upstream_files)))
+    entries = read_series()
+    owner = _claims(entries, files)
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        _git("read-tree", base, env=env)
+        head = base
+
+        def add_files(paths):
+            for f in paths:
+                src = REPO / f
+                oid = _git("hash-object", "-w", "--", str(src)).stdout.strip()
+                mode = "100755" if os.access(src, os.X_OK) else "100644"
+                _git("update-index", "--add", "--cacheinfo",
+                     f"{mode},{oid},{f}", env=env)
+
+        def commit(message, extra_env=None):
+            tree = _git("write-tree", env=env).stdout.strip()
+            e = dict(env)
+            e.update(extra_env or {})
+            return _git("commit-tree", tree, "-p", head, "-m", message,
+                        env=e).stdout.strip()
+
+        unclaimed = [f for f in files if f not in owner]
+        if unclaimed:
+            add_files(unclaimed)
+            head = commit(UNCLAIMED_SUBJECT + "\n\nFiles MIGRC adds to the "
+                          "kernel tree that no patch in the series claims.")
+        for name, _ in entries:
+            patch = PATCHES / name
+            author, message, has_diff = _mailinfo(patch)
+            if has_diff:
+                p = _git("apply", "--cached", "-v", "--whitespace=nowarn",
+                         str(patch), env=env, check=False)
+                if p.returncode != 0:
+                    raise HarnessError(_show_failing_hunk(patch, p.stderr))
+            add_files([f for f in files if owner.get(f) == name])
+            head = commit(message, author)
+    return head
+
+
+def materialize(force=False):
+    """Bring build/linux to upstream + series + overlay; return its path."""
+    hostsetup.prepare_upstream()
+    _ensure_clone()
+    base = _git("rev-parse", "refs/tags/upstream^{commit}").stdout.strip()
+    fp = fingerprint(base)
+    stamp = TREE / ".git" / FINGERPRINT
+    head = _git("rev-parse", "HEAD").stdout.strip()
+    recorded = stamp.read_text().split() if stamp.exists() else []
+    dirty = _git("status", "--porcelain", "--untracked-files=no").stdout
+    if recorded and recorded[1] == head and not dirty and recorded[0] == fp:
+        return TREE
+    local_work = dirty or (recorded and recorded[1] != head)
+    if local_work and not force:
+        raise HarnessError(
+            f"{TREE} has changes that are not in the repository "
+            f"(uncommitted edits or new commits).\n"
+            f"Run 'make sync' to turn them into overlay files and patches, "
+            f"or 'make tree FORCE=1' to discard them.")
+    log("materializing the kernel tree (upstream + patches + overlay)")
+    final = _build_commits(base)
+    _git("reset", "-q", "--hard", final)
+    _git("checkout", "-q", "-B", BRANCH)
+    stamp.write_text(f"{fp} {final}\n")
+    n = _git("rev-list", "--count", f"{base}..{final}").stdout.strip()
+    log(f"tree ready: {TREE} ({n} commits on top of upstream)")
+    return TREE
+
+
+def vanilla_tree():
+    """A worktree of the pristine upstream source, for vanilla builds."""
+    materialize()
+    if not (VANILLA / ".git").exists():
+        log(f"adding the vanilla worktree {VANILLA}")
+        if VANILLA.exists():
+            shutil.rmtree(VANILLA)
+        _git("worktree", "prune")
+        _git("worktree", "add", "-q", "--detach", str(VANILLA), "refs/tags/upstream")
+    return VANILLA
+
+
+def _slug(subject):
+    s = re.sub(r"^\[[^]]*\]\s*", "", subject)
+    s = re.sub(r"[^A-Za-z0-9]+", "-", s).strip("-")
+    return s[:52].rstrip("-")
+
+
+def sync():
+    """Turn the commits in build/linux back into overlay, patches and series.
+
+    Each commit after upstream becomes one series line: its changes to
+    upstream files become the patch, the new files it adds become the overlay
+    files that line claims.  Overlay files keep their content at HEAD.
+    """
+    if not (TREE / ".git").exists():
+        raise HarnessError("no tree to sync from: run 'make tree' first")
+    if _git("status", "--porcelain", "--untracked-files=no").stdout:
+        raise HarnessError(f"{TREE} has uncommitted changes: commit them "
+                           f"there first ('git -C {TREE} commit -a')")
+    base = _git("rev-parse", "refs/tags/upstream^{commit}").stdout.strip()
+    commits = _git("rev-list", "--reverse", "--first-parent",
+                   f"{base}..HEAD").stdout.split()
+    upstream_all = set(_git("ls-tree", "-r", "--name-only",
+                            base).stdout.splitlines())
+    head_files = set(_git("ls-tree", "-r", "--name-only",
+                          "HEAD").stdout.splitlines())
+    new_files = sorted(head_files - upstream_all)
+    bad = [f for f in new_files if f.split("/", 1)[0] not in OVERLAY_ROOTS]
+    if bad:
+        raise HarnessError("new files outside the overlay roots "
+                           f"{OVERLAY_ROOTS}: {bad}")
+    # Overlay: exactly the new files at HEAD.
+    for f in overlay_files():
+        if f not in head_files:
+            log(f"sync: removing overlay file {f}")
+            (REPO / f).unlink()
+    for f in new_files:
+        data = _git("cat-file", "blob", f"HEAD:{f}").stdout
+        dst = REPO / f
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if not dst.exists() or dst.read_text() != data:
+            log(f"sync: overlay {f}")
+            dst.write_text(data)
+        mode = _git("ls-tree", "HEAD", "--", f).stdout.split()[0]
+        dst.chmod(0o755 if mode == "100755" else 0o644)
+    # Patches and series.
+    lines, written = [], set()
+    for i, c in enumerate(commits, 1):
+        subject = _git("log", "-1", "--format=%s", c).stdout.strip()
+        changed = _git("diff-tree", "--no-commit-id", "-r", "--name-only",
+                       "--root", c).stdout.split()
+        up = [f for f in changed if f in upstream_all]
+        added = [f for f in changed if f not in upstream_all
+                 and f in head_files]
+        if subject == UNCLAIMED_SUBJECT and not up:
+            continue
+        name = f"{i:04d}-{_slug(subject)}.patch"
+        header = _git("log", "-1", "--format=email", c).stdout
+        diff = ""
+        if up:
+            diff = _git("diff-tree", "-p", "--stat", "--no-commit-id",
+                        f"{c}^", c, "--", *up).stdout
+        (PATCHES / name).parent.mkdir(parents=True, exist_ok=True)
+        (PATCHES / name).write_text(header.rstrip("\n") + "\n---\n" + diff)
+        written.add(name)
+        lines.append(" ".join([name] + added))
+    for old in PATCHES.glob("*.patch"):
+        if old.name not in written:
+            old.unlink()
+    SERIES.write_text(
+        "# Patches to upstream Linux files, applied in order by "
+        "'make tree'.\n# After a patch name: the overlay files that belong "
+        "to the same commit.\n" + "".join(l + "\n" for l in lines))
+    # The tree now matches the repository again.
+    head = _git("rev-parse", "HEAD").stdout.strip()
+    (TREE / ".git" / FINGERPRINT).write_text(f"{fingerprint(base)} {head}\n")
+    log(f"sync: {len(lines)} patches, {len(new_files)} overlay files")

@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The tiered test VM: initramfs, QEMU (TCG) and console parsing.
+
+Topology (mirrors a DRAM + slow-memory machine): node 0 holds every vCPU and
+512 MiB, node 1 is CPU-less with 1536 MiB.  HMAT latency/bandwidth entries
+make node 1 a lower memory tier, so Linux builds a demotion path 0 -> 1.
+KVM hangs on these hosts, so QEMU always runs with TCG.
+"""
+
+import gzip
+import os
+import re
+import selectors
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .common import BUILD, HARNESS, HarnessError, log, run
+
+GUEST = HARNESS / "guest"
+BUSYBOX = Path("/bin/busybox")
+
+VCPUS = 4
+NODES = [  # (size MiB, has CPUs, latency ns, bandwidth)
+    (512, True, 10, "10G"),
+    (1536, False, 40, "2G"),
+]
+
+# Lines of the console that mean the kernel is unhappy, whatever the tests say.
+KERNEL_REPORT = re.compile(
+    r"(------------\[ cut here \]------------|^WARNING:|^BUG:|"
+    r"^kernel BUG at|^Oops|^Kernel panic|^general protection fault|"
+    r"^UBSAN:|^INFO: task .* blocked for more than|"
+    r"^watchdog: BUG: soft lockup|^RCU: .*stall|"
+    r"^rcu: INFO: .*stall)")
+TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+GUEST_LINE = re.compile(r"migrc-guest: (\w+)\s*(.*)$")
+
+
+def qemu_args(kernel, initrd, append):
+    args = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "pc,hmat=on",
+            "-cpu", "max", "-smp", str(VCPUS),
+            "-m", f"{sum(n[0] for n in NODES)}M",
+            "-nographic", "-no-reboot", "-monitor", "none",
+            "-kernel", str(kernel), "-initrd", str(initrd),
+            "-append", append]
+    cpus = f"0-{VCPUS - 1}"
+    for i, (size, has_cpus, _, _) in enumerate(NODES):
+        args += ["-object", f"memory-backend-ram,id=m{i},size={size}M"]
+        node = f"node,nodeid={i},memdev=m{i},initiator=0"
+        if has_cpus:
+            node += f",cpus={cpus}"
+        args += ["-numa", node]
+    for i, (_, _, lat, bw) in enumerate(NODES):
+        base = (f"hmat-lb,initiator=0,target={i},hierarchy=memory,"
+                f"data-type=")
+        args += ["-numa", base + f"access-latency,latency={lat}",
+                 "-numa", base + f"access-bandwidth,bandwidth={bw}"]
+    return args
+
+
+def build_initramfs(programs, name="initramfs"):
+    """Assemble the initramfs: busybox, /init, stages and static programs.
+
+    programs: {name in /migrc/bin: host path of a static binary}.
+    """
+    root = BUILD / name
+    if root.exists():
+        shutil.rmtree(root)
+    for d in ("bin", "sbin", "proc", "sys", "dev", "tmp", "migrc/bin",
+              "migrc/stages", "etc"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    if not BUSYBOX.exists():
+        raise HarnessError(f"{BUSYBOX} missing: run 'make setup'")
+    shutil.copy2(BUSYBOX, root / "bin/busybox")
+    shutil.copy2(GUEST / "init", root / "init")
+    for f in (GUEST / "stages").iterdir():
+        shutil.copy2(f, root / "migrc/stages" / f.name)
+    for prog, path in programs.items():
+        shutil.copy2(path, root / "migrc/bin" / prog)
+    cpio = BUILD / f"{name}.cpio.gz"
+    files = subprocess.run(["find", "."], cwd=root, capture_output=True,
+                           text=True, check=True).stdout
+    p = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet",
+                        "--owner=0:0"], cwd=root, input=files.encode(),
+                       capture_output=True)
+    if p.returncode != 0:
+        raise HarnessError(f"cpio failed: {p.stderr.decode()}")
+    cpio.write_bytes(gzip.compress(p.stdout, compresslevel=1))
+    return cpio
+
+
+@dataclass
+class GuestRun:
+    """What one boot of the VM produced."""
+    console: list = field(default_factory=list)
+    stages: dict = field(default_factory=dict)   # stage -> (verdict, rc)
+    order: list = field(default_factory=list)
+    reports: list = field(default_factory=list)  # (line number, text)
+    init_line: int = -1
+    done: bool = False
+    timed_out: bool = False
+    exit_code: int = 0
+    seconds: float = 0.0
+
+    def kernel_log(self):
+        """Console lines before userspace started (KUnit's KTAP output)."""
+        end = self.init_line if self.init_line >= 0 else len(self.console)
+        return self.console[:end]
+
+    def stage_output(self, stage):
+        out, inside = [], False
+        for line in self.console:
+            m = GUEST_LINE.search(line)
+            if m and m.group(1) == "begin" and m.group(2) == stage:
+                inside = True
+                continue
+            if m and m.group(1) == "end" and \
+                    m.group(2).split()[0] == stage:
+                break
+            if inside:
+                out.append(line)
+        return out
+
+
+def boot(kernel, initrd, plan, timeout, logfile, extra_append="",
+         echo=None):
+    """Boot the VM, run the plan's stages, return a GuestRun.
+
+    echo(line) is called for each console line worth showing live.
+    """
+    append = (f"console=ttyS0,115200 panic=-1 loglevel=6 "
+              f"harness.plan={','.join(plan)} {extra_append}").strip()
+    args = qemu_args(kernel, initrd, append)
+    log(f"booting {Path(kernel).parent.parent.parent.parent.name} with "
+        f"stages {','.join(plan) or '(none)'} (timeout {timeout}s)")
+    r = GuestRun()
+    t0 = time.monotonic()
+    Path(logfile).parent.mkdir(parents=True, exist_ok=True)
+    with open(logfile, "w") as lf:
+        lf.write("# " + " ".join(args) + "\n")
+        p = subprocess.Popen(args, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL)
+        sel = selectors.DefaultSelector()
+        sel.register(p.stdout, selectors.EVENT_READ)
+        buf = b""
+        while True:
+            left = timeout - (time.monotonic() - t0)
+            if left <= 0:
+                r.timed_out = True
+                p.kill()
+                break
+            if not sel.select(timeout=min(left, 1.0)):
+                if p.poll() is not None:
+                    break
+                continue
+            chunk = os.read(p.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for raw in lines:
+                line = raw.decode("utf-8", "replace").rstrip("\r")
+                lf.write(line + "\n")
+                _take(r, line, echo)
+        if buf:
+            _take(r, buf.decode("utf-8", "replace"), echo)
+        r.exit_code = p.wait()
+    r.seconds = time.monotonic() - t0
+    return r
+
+
+def _take(r, line, echo):
+    n = len(r.console)
+    r.console.append(line)
+    msg = TIMESTAMP.sub("", line)
+    if KERNEL_REPORT.search(msg):
+        r.reports.append((n, line))
+    m = GUEST_LINE.search(line)
+    if m:
+        what, rest = m.group(1), m.group(2)
+        if what == "init":
+            r.init_line = n
+        elif what == "end":
+            parts = rest.split()
+            stage, verdict = parts[0], parts[1]
+            rc = int(parts[2].split("=")[1]) if len(parts) > 2 else -1
+            r.stages[stage] = (verdict, rc)
+            r.order.append(stage)
+        elif what == "done":
+            r.done = True
+    if echo:
+        echo(line)
+
+
+def report_context(r, n, before=3, after=25):
+    """The console lines around a kernel report, for the failure message."""
+    return r.console[max(0, n - before):n + after]
