@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memfill MIB: allocate MIB mebibytes of anonymous memory, write every page,
- * then read it all back once and check it.  Used to push node 0 past its
- * watermarks so that kswapd demotes to the lower tier.
+ * memfill MIB [NODE]: allocate MIB mebibytes of anonymous memory, write
+ * every page, then read it all back and check it.  With NODE, the memory is
+ * bound to that node (MPOL_BIND), so filling past the node's size forces
+ * reclaim there; with a lower tier present, reclaim demotes instead of
+ * failing.  Used to check that the VM has a working demotion path.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#define MPOL_BIND 2
 
 int main(int argc, char **argv)
 {
@@ -16,8 +21,17 @@ int main(int argc, char **argv)
 	unsigned char *p;
 
 	if (!mib) {
-		fprintf(stderr, "usage: memfill MIB\n");
+		fprintf(stderr, "usage: memfill MIB [NODE]\n");
 		return 2;
+	}
+	if (argc > 2) {
+		unsigned long mask = 1UL << strtoul(argv[2], NULL, 0);
+
+		if (syscall(SYS_set_mempolicy, MPOL_BIND, &mask,
+			    8 * sizeof(mask) + 1)) {
+			perror("set_mempolicy");
+			return 1;
+		}
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

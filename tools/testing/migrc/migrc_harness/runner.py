@@ -57,8 +57,20 @@ def parse_kunit(build, guest):
         import kunit_printer
     finally:
         sys.path.pop(0)
-    return kunit_parser.parse_run_tests(guest.kernel_log(),
-                                        kunit_printer.stdout)
+    # Parse silently, then print one line per suite and the log of every
+    # case that did not pass: the full listing is in the console log.
+    test = kunit_parser.parse_run_tests(guest.kernel_log(),
+                                        kunit_printer.null_printer)
+    for suite in test.subtests:
+        c = suite.counts
+        log(f"KUnit suite {suite.name}: {c.passed} passed, {c.failed} "
+            f"failed, {c.crashed} crashed, {c.skipped} skipped")
+        for case in suite.subtests:
+            if case.status.name not in ("SUCCESS", "SKIPPED"):
+                print(f"    {case.status.name}: {case.name}")
+                for line in case.log[-30:]:
+                    print(f"        {line}")
+    return test
 
 
 class Tally:
@@ -122,7 +134,7 @@ def judge(build, guest, plan, tally, require_kunit=True):
             continue
         ctx = vm.report_context(guest, n)
         seen = n + len(ctx)
-        tally.add("fail", f"kernel report: {vm.TIMESTAMP.sub('', line)}")
+        tally.add("fail", f"kernel report: {vm.report_title(ctx)}")
         print("--- kernel report ---\n" + "\n".join(ctx))
 
 
@@ -150,7 +162,7 @@ def test(probe=None, timeout=None):
     if probe:
         plan = [PROBES[probe]]
     if timeout is None:
-        timeout = 120 if probe == "hang" else 1200
+        timeout = 60 if probe == "hang" else 1200
     guest = vm.boot(kernel, initrd, plan, timeout,
                     BUILD / "logs" / f"console-{build.name}.log",
                     echo=_live_echo)
@@ -191,7 +203,7 @@ def check_harness():
         kernel = build.build()
         initrd = vm.build_initramfs(guest_programs(build))
         plan = [PROBES[probe]]
-        guest = vm.boot(kernel, initrd, plan, 120 if probe == "hang" else 600,
+        guest = vm.boot(kernel, initrd, plan, 60 if probe == "hang" else 600,
                         BUILD / "logs" / f"console-probe-{probe}.log",
                         echo=_live_echo)
         tally = Tally()

@@ -131,7 +131,7 @@ def boot(kernel, initrd, plan, timeout, logfile, extra_append="",
 
     echo(line) is called for each console line worth showing live.
     """
-    append = (f"console=ttyS0,115200 panic=-1 loglevel=6 "
+    append = (f"console=ttyS0,115200 panic=-1 loglevel=7 "
               f"harness.plan={','.join(plan)} {extra_append}").strip()
     args = qemu_args(kernel, initrd, append)
     log(f"booting {Path(kernel).parent.parent.parent.parent.name} with "
@@ -194,6 +194,15 @@ def _take(r, line, echo):
             r.done = True
     if echo:
         echo(line)
+
+
+def report_title(ctx):
+    """The headline of a kernel report: its WARNING:/BUG:/... line."""
+    msgs = [TIMESTAMP.sub("", l) for l in ctx]
+    for m in msgs:
+        if KERNEL_REPORT.search(m) and "cut here" not in m:
+            return m.strip()
+    return msgs[0].strip() if msgs else "?"
 
 
 def report_context(r, n, before=3, after=25):
