@@ -8,6 +8,7 @@ private apt configuration: the system's apt sources are never touched.
 """
 
 import hashlib
+import re
 import os
 import shutil
 import subprocess
@@ -168,6 +169,24 @@ def source_version(deb):
     return out(["dpkg-deb", "-f", str(deb), "Version"])
 
 
+# Debian's tarball ends .gitignore with a packaging block that ignores every
+# top-level path; mainline has no such block, and it would hide every file a
+# developer adds in the materialized tree.
+DEBIAN_GITIGNORE = re.compile(
+    r"\n#\n# Debian packaging: ignore everything at the top level.*\Z", re.S)
+UPSTREAM_FORMAT = "2"  # bump when the way the upstream commit is made changes
+
+
+def _drop_debian_gitignore(path):
+    text = path.read_text()
+    new = DEBIAN_GITIGNORE.sub("\n", text)
+    if new == text:
+        return ""
+    path.write_text(new)
+    return ("\n\nDebian's packaging block at the end of .gitignore (which "
+            "ignores every top-level path) was removed, as in mainline.")
+
+
 def prepare_upstream():
     """Create the pristine upstream git repository (one commit, tag upstream).
 
@@ -175,8 +194,8 @@ def prepare_upstream():
     """
     deb = fetch_source_deb()
     version = source_version(deb)
-    if UPSTREAM_STAMP.exists() and \
-            UPSTREAM_STAMP.read_text().strip() == version:
+    stamp = f"{version} format={UPSTREAM_FORMAT}"
+    if UPSTREAM_STAMP.exists() and UPSTREAM_STAMP.read_text().strip() == stamp:
         return version
     log(f"extracting {deb.name} ({version}) into {UPSTREAM}")
     if UPSTREAM.exists():
@@ -191,6 +210,7 @@ def prepare_upstream():
         if not (top / "Makefile").exists():
             raise HarnessError(f"no kernel Makefile in {tars[0]}")
         shutil.move(str(top), UPSTREAM)
+    dropped = _drop_debian_gitignore(UPSTREAM / ".gitignore")
     git = ["git", "-C", str(UPSTREAM)]
     run(git + ["init", "-q", "-b", "pristine"])
     # Debian's tarball carries no .gitignore'd build outputs; add everything.
@@ -200,9 +220,9 @@ def prepare_upstream():
                "commit", "-q", "--no-verify", "-m",
                f"Linux {version} (Debian {SOURCE_PKG})\n\n"
                f"Pristine source from Debian's {SOURCE_PKG} {version} "
-               f"({SOURCE_SUITE})."], quiet=True)
+               f"({SOURCE_SUITE})." + dropped], quiet=True)
     run(git + ["tag", "-f", "upstream"], quiet=True)
-    UPSTREAM_STAMP.write_text(version + "\n")
+    UPSTREAM_STAMP.write_text(stamp + "\n")
     return version
 
 

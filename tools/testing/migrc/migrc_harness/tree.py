@@ -124,9 +124,27 @@ def fingerprint(base):
     return h.hexdigest()
 
 
+def _upstream_commit():
+    return out(["git", "-C", str(hostsetup.UPSTREAM), "rev-parse",
+                "refs/tags/upstream^{commit}"])
+
+
 def _ensure_clone():
+    """Clone the cache's upstream repository into build/linux if needed.
+
+    The clone borrows the cache's objects (--shared), so it is redone when
+    the cache's upstream commit changed (new Debian version) or is gone.
+    """
     if (TREE / ".git").exists():
-        return
+        have = _git("rev-parse", "-q", "--verify",
+                    "refs/tags/upstream^{commit}", check=False).stdout.strip()
+        ok = _git("cat-file", "-e", "HEAD^{tree}", check=False).returncode
+        if have == _upstream_commit() and ok == 0:
+            return
+        log(f"{TREE} is based on another upstream commit: cloning it again")
+        for d in (VANILLA, TREE):
+            if d.exists():
+                shutil.rmtree(d)
     log(f"cloning the upstream repository into {TREE}")
     TREE.parent.mkdir(parents=True, exist_ok=True)
     tmp = TREE.with_name(TREE.name + ".partial")
@@ -135,7 +153,6 @@ def _ensure_clone():
     run(["git", "clone", "-q", "--shared", "--no-checkout",
          str(hostsetup.UPSTREAM), str(tmp)])
     _git("checkout", "-q", "-B", BRANCH, "refs/tags/upstream", cwd=tmp)
-    _git("fetch", "-q", "origin", "tag", "upstream", cwd=tmp)
     tmp.rename(TREE)
 
 
@@ -261,7 +278,11 @@ def vanilla_tree():
         if VANILLA.exists():
             shutil.rmtree(VANILLA)
         _git("worktree", "prune")
-        _git("worktree", "add", "-q", "--detach", str(VANILLA), "refs/tags/upstream")
+        _git("worktree", "add", "-q", "--detach", str(VANILLA),
+             "refs/tags/upstream")
+    elif _git("rev-parse", "HEAD", cwd=VANILLA).stdout != \
+            _git("rev-parse", "refs/tags/upstream^{commit}").stdout:
+        _git("checkout", "-q", "--detach", "refs/tags/upstream", cwd=VANILLA)
     return VANILLA
 
 
