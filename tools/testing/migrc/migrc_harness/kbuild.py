@@ -121,7 +121,7 @@ class Build:
     def build(self):
         """Configure and build bzImage; return its path."""
         if self.variant == "migrc":
-            tree.materialize()
+            tree.materialize(allow_local=True)
         else:
             tree.vanilla_tree()
         self.configure()

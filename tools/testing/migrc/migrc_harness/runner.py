@@ -17,7 +17,7 @@ from . import kbuild, vm
 from .common import BUILD, HARNESS, HarnessError, log, run
 
 # Stages of the default 'make test' plan, in order.
-DEFAULT_PLAN = ["topology", "demotion", "mm-migration"]
+DEFAULT_PLAN = ["topology", "migrc-core", "demotion", "mm-migration"]
 PROBES = {"fail": "probe-fail", "warn": "probe-warn", "hang": "probe-hang"}
 
 
@@ -107,6 +107,12 @@ def judge(build, guest, plan, tally, require_kunit=True):
             tally.add("fail", f"KUnit: {t}")
         if not rust:
             tally.add("fail", "KUnit: no Rust KUnit suite ran")
+        if build.variant == "migrc":
+            ours = [t for t in test.subtests if t.name.startswith("rust_migrc")]
+            cases = sum(t.counts.total() for t in ours)
+            log(f"KUnit: {len(ours)} rust_migrc* suites, {cases} cases")
+            if not ours:
+                tally.add("fail", "KUnit: the rust_migrc* suites did not run")
     for stage in plan:
         verdict, rc = guest.stages.get(stage, ("missing", None))
         out = guest.stage_output(stage)

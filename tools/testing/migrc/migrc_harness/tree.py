@@ -241,8 +241,13 @@ def _build_commits(base):
     return head
 
 
-def materialize(force=False):
-    """Bring build/linux to upstream + series + overlay; return its path."""
+def materialize(force=False, allow_local=False):
+    """Bring build/linux to upstream + series + overlay; return its path.
+
+    With allow_local (builds), a tree holding work that is not in the
+    repository is used as it is, with a warning, so that the edit-build
+    loop inside build/linux needs no sync.
+    """
     hostsetup.prepare_upstream()
     _ensure_clone()
     base = _git("rev-parse", "refs/tags/upstream^{commit}").stdout.strip()
@@ -254,6 +259,10 @@ def materialize(force=False):
     if recorded and recorded[1] == head and not dirty and recorded[0] == fp:
         return TREE
     local_work = dirty or (recorded and recorded[1] != head)
+    if local_work and allow_local and not force:
+        log(f"note: {TREE} has changes that are not in the repository; "
+            f"building it as it is ('make sync' keeps them)")
+        return TREE
     if local_work and not force:
         raise HarnessError(
             f"{TREE} has changes that are not in the repository "
@@ -264,7 +273,7 @@ def materialize(force=False):
     final = _build_commits(base)
     _git("reset", "-q", "--hard", final)
     _git("checkout", "-q", "-B", BRANCH)
-    stamp.write_text(f"{fp} {final}\n")
+    stamp.write_text(f"{fp} {final} {_patches_fingerprint()}\n")
     n = _git("rev-list", "--count", f"{base}..{final}").stdout.strip()
     log(f"tree ready: {TREE} ({n} commits on top of upstream)")
     return TREE
@@ -292,12 +301,72 @@ def _slug(subject):
     return s[:52].rstrip("-")
 
 
+def _blob(rev, path):
+    p = subprocess.run(["git", "cat-file", "blob", f"{rev}:{path}"], cwd=TREE,
+                       capture_output=True)
+    return p.stdout if p.returncode == 0 else None
+
+
+def _sync_overlay(head_new_files):
+    """Three-way update of the overlay: materialized -> (repo, tree HEAD).
+
+    A file changed only in the tree is taken from the tree, a file changed
+    only in the repository is kept, a file changed differently on both
+    sides stops the sync before anything is written.
+    """
+    stamp = TREE / ".git" / FINGERPRINT
+    recorded = stamp.read_text().split() if stamp.exists() else []
+    base = recorded[1] if len(recorded) > 1 else None
+    if len(recorded) > 2 and recorded[2] != _patches_fingerprint():
+        raise HarnessError("patches/ changed in the repository since the last "
+                           "'make tree': run 'make tree' first, or undo it")
+    writes, deletes, both = {}, [], []
+    for f in sorted(set(overlay_files()) | set(head_new_files)):
+        repo = (REPO / f).read_bytes() if (REPO / f).exists() else None
+        head = _blob("HEAD", f) if f in head_new_files else None
+        was = _blob(base, f) if base else None
+        if repo == head or head == was:
+            continue                    # same, or only the repo changed
+        if repo == was:
+            if head is None:
+                deletes.append(f)       # deleted in the tree
+            else:
+                writes[f] = head        # changed only in the tree
+        else:
+            both.append(f)
+    if both:
+        raise HarnessError(
+            "changed both in the repository and in build/linux since the "
+            "last 'make tree':\n  " + "\n  ".join(both)
+            + "\nKeep one side (commit it in build/linux or undo it in the "
+            "repository), then sync.")
+    for f in deletes:
+        log(f"sync: removing overlay file {f}")
+        (REPO / f).unlink()
+    for f, data in writes.items():
+        log(f"sync: overlay {f}")
+        dst = REPO / f
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(data)
+        mode = _git("ls-tree", "HEAD", "--", f).stdout.split()[0]
+        dst.chmod(0o755 if mode == "100755" else 0o644)
+
+
+def _patches_fingerprint():
+    h = hashlib.sha256()
+    for p in sorted(PATCHES.glob("*")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
 def sync():
     """Turn the commits in build/linux back into overlay, patches and series.
 
     Each commit after upstream becomes one series line: its changes to
     upstream files become the patch, the new files it adds become the overlay
-    files that line claims.  Overlay files keep their content at HEAD.
+    files that line claims.  Overlay files are updated three-way (see
+    _sync_overlay), so edits made in the repository meanwhile survive.
     """
     if not (TREE / ".git").exists():
         raise HarnessError("no tree to sync from: run 'make tree' first")
@@ -316,23 +385,10 @@ def sync():
     if bad:
         raise HarnessError("new files outside the overlay roots "
                            f"{OVERLAY_ROOTS}: {bad}")
-    # Overlay: exactly the new files at HEAD.
-    for f in overlay_files():
-        if f not in head_files:
-            log(f"sync: removing overlay file {f}")
-            (REPO / f).unlink()
-    for f in new_files:
-        data = _git("cat-file", "blob", f"HEAD:{f}").stdout
-        dst = REPO / f
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if not dst.exists() or dst.read_text() != data:
-            log(f"sync: overlay {f}")
-            dst.write_text(data)
-        mode = _git("ls-tree", "HEAD", "--", f).stdout.split()[0]
-        dst.chmod(0o755 if mode == "100755" else 0o644)
+    _sync_overlay(set(new_files))
     # Patches and series.
     lines, written = [], set()
-    for i, c in enumerate(commits, 1):
+    for c in commits:
         subject = _git("log", "-1", "--format=%s", c).stdout.strip()
         changed = _git("diff-tree", "--no-commit-id", "-r", "--name-only",
                        "--root", c).stdout.split()
@@ -341,7 +397,7 @@ def sync():
                  and f in head_files]
         if subject == UNCLAIMED_SUBJECT and not up:
             continue
-        name = f"{i:04d}-{_slug(subject)}.patch"
+        name = f"{len(lines) + 1:04d}-{_slug(subject)}.patch"
         header = _git("log", "-1", "--format=email", c).stdout
         diff = ""
         if up:
@@ -359,6 +415,12 @@ def sync():
         "'make tree'.\n# After a patch name: the overlay files that belong "
         "to the same commit.\n" + "".join(l + "\n" for l in lines))
     # The tree now matches the repository again.
+    # The tree matches the repository again, unless the repository kept
+    # edits of its own: then the next 'make tree' must materialize them.
     head = _git("rev-parse", "HEAD").stdout.strip()
-    (TREE / ".git" / FINGERPRINT).write_text(f"{fingerprint(base)} {head}\n")
+    same = set(overlay_files()) == set(new_files) and all(
+        (REPO / f).read_bytes() == _blob("HEAD", f) for f in new_files)
+    fp = fingerprint(base) if same else "repository-ahead"
+    (TREE / ".git" / FINGERPRINT).write_text(
+        f"{fp} {head} {_patches_fingerprint()}\n")
     log(f"sync: {len(lines)} patches, {len(new_files)} overlay files")

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MIGRC: the C half of the Rust core in rust/kernel/mm/migrc/.
+ *
+ * Owns the storage that C fast paths read without calling Rust (the global
+ * generations and the per-CPU flushed generation), provides the services
+ * the Rust core calls (vmstat counting, the default flush), and sets the
+ * core up at boot.
+ */
+#define pr_fmt(fmt) "migrc: " fmt
+
+#include <linux/build_bug.h>
+#include <linux/cpumask.h>
+#include <linux/init.h>
+#include <linux/migrc.h>
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/printk.h>
+#include <linux/vmstat.h>
+#include <asm/tlbflush.h>
+
+/* Request slots and the cap on pages waiting for a deferred flush. */
+#define MIGRC_DEFAULT_SLOTS		64
+#define MIGRC_DEFAULT_MAX_PENDING	(1UL << 16)
+
+struct migrc_gens migrc_gens = {
+	.latest = ATOMIC64_INIT(0),
+	.retired = ATOMIC64_INIT(0),
+};
+
+DEFINE_PER_CPU(atomic64_t, migrc_cpu_gen);
+
+static_assert(MIGRC_CPUS_PRUNED - MIGRC_PAGES_DEFERRED + 1 ==
+	      NR_MIGRC_STAT_ITEMS);
+
+/**
+ * migrc_stat_add - count a MIGRC event in /proc/vmstat
+ * @item: the event
+ * @nr: how many
+ *
+ * Called by the Rust core; safe in any context.
+ */
+void migrc_stat_add(enum migrc_stat_item item, u64 nr)
+{
+	if (item < NR_MIGRC_STAT_ITEMS)
+		count_vm_events(MIGRC_PAGES_DEFERRED + item, nr);
+}
+
+/**
+ * migrc_stat_read - the current total of a MIGRC event
+ * @item: the event
+ *
+ * Return: the sum over all CPUs, as /proc/vmstat shows it.
+ */
+u64 migrc_stat_read(enum migrc_stat_item item)
+{
+	u64 sum = 0;
+	int cpu;
+
+	if (item >= NR_MIGRC_STAT_ITEMS)
+		return 0;
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(vm_event_states, cpu).event[MIGRC_PAGES_DEFERRED +
+							   item];
+	return sum;
+}
+
+/**
+ * migrc_cpu_flushed_gen - the flushed-generation slot of a CPU
+ * @cpu: a possible CPU
+ *
+ * Return: a pointer to @cpu's slot, valid forever.
+ */
+atomic64_t *migrc_cpu_flushed_gen(unsigned int cpu)
+{
+	if (cpu >= nr_cpu_ids)
+		return NULL;
+	return per_cpu_ptr(&migrc_cpu_gen, cpu);
+}
+
+/**
+ * migrc_arch_flush - flush stale user translations on a set of CPUs
+ * @mask: the CPUs to flush
+ *
+ * Default for architectures without a targeted flush: flush everything
+ * everywhere, which is always enough. Called by the Rust core in task
+ * context with interrupts enabled; returns when every CPU is flushed.
+ */
+void __weak migrc_arch_flush(const struct cpumask *mask)
+{
+	flush_tlb_all();
+}
+
+static int __init migrc_init(void)
+{
+	int ret = migrc_rust_init(MIGRC_DEFAULT_SLOTS,
+				  MIGRC_DEFAULT_MAX_PENDING);
+
+	if (ret) {
+		pr_warn("not enabled (error %d): every migration flushes at once\n",
+			ret);
+		return 0;
+	}
+	pr_info("ready: %u request slots, at most %lu pages pending\n",
+		MIGRC_DEFAULT_SLOTS, MIGRC_DEFAULT_MAX_PENDING);
+	return 0;
+}
+subsys_initcall(migrc_init);

@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The engine: publish deferred flushes, then perform them folded and pruned.
+//!
+//! [`Engine::publish`] records one migration batch as a request and returns
+//! the generation its freed source pages carry. [`Engine::flush_upto`] is
+//! called before a page carrying a generation leaves the allocator: it
+//! returns at once when the retired watermark already covers the page, and
+//! otherwise performs one flush for *every* pending request, sent only to
+//! the CPUs pruning could not drop, then retires what that flush covered.
+//! The architecture is reached through [`Platform`], so the same engine runs
+//! on the kernel's per-CPU data and arch flush, and on test doubles.
+
+use super::{
+    gen::{Gen, GenCounter, PageGenCodec},
+    percpu::CpuFlushGen,
+    prune,
+    request::{Declined, Request, RequestPool},
+    stats::{Stat, StatSink},
+};
+use crate::{
+    alloc::Flags,
+    cpu::CpuId,
+    cpumask::{Cpumask, CpumaskVar},
+    prelude::*,
+    sync::{
+        atomic::{Acquire, Atomic, Release},
+        new_spinlock, SpinLock,
+    },
+};
+
+/// What the engine needs from the architecture and the rest of the kernel.
+pub trait Platform: StatSink + Send + Sync {
+    /// The generation counter.
+    fn gens(&self) -> &GenCounter;
+
+    /// The flushed generation of `cpu`, or `None` for a CPU the platform
+    /// does not track (treated as never flushed).
+    fn cpu(&self, cpu: CpuId) -> Option<CpuFlushGen<'_>>;
+
+    /// Flushes every CPU of `mask` of any stale translation of every request
+    /// published so far, and returns once all of them completed.
+    ///
+    /// Called in task context with interrupts enabled, never with `mask`
+    /// empty.
+    fn flush(&self, mask: &Cpumask);
+}
+
+/// Sizes and encoding of an engine.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Request slots (migration batches that can be pending at once).
+    pub slots: usize,
+    /// Cap on pages waiting on pending requests.
+    pub max_pending_pages: u64,
+    /// How pages store their generation.
+    pub codec: PageGenCodec,
+}
+
+/// What [`Engine::flush_upto`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flushed {
+    /// The generation was already retired: nothing to do.
+    Retired,
+    /// Pruning dropped every CPU: the flush was skipped.
+    Pruned,
+    /// A flush was sent to this many CPUs.
+    Sent(u32),
+}
+
+/// The MIGRC engine.
+///
+/// # Invariants
+///
+/// * Every published generation is either in `pool` or retired: the
+///   watermark of `platform.gens()` only passes a generation after its
+///   request left the pool, and a request leaves the pool only when no CPU
+///   of its cpumask can still use a stale entry for it.
+/// * Lock order: `flusher` before `pool`. `publish` takes only `pool`.
+#[pin_data]
+pub struct Engine<P: Platform> {
+    platform: P,
+    codec: PageGenCodec,
+    enabled: Atomic<bool>,
+    #[pin]
+    pool: SpinLock<RequestPool>,
+    /// Scratch cpumask of the flush being built. Holding this lock across
+    /// the flush serialises flushers, so a flusher that waited usually finds
+    /// its generation retired by the flush it waited for.
+    #[pin]
+    flusher: SpinLock<KBox<CpumaskVar>>,
+}
+
+impl<P: Platform> Engine<P> {
+    /// Creates an engine. All memory it will ever use is allocated here.
+    pub fn new(platform: P, config: Config, flags: Flags) -> Result<impl PinInit<Self, Error>> {
+        let pool = RequestPool::new(config.slots, config.max_pending_pages, flags)?;
+        let scratch = KBox::new(CpumaskVar::new_zero(flags)?, flags)?;
+        Ok(try_pin_init!(Self {
+            platform,
+            codec: config.codec,
+            enabled: Atomic::new(true),
+            pool <- new_spinlock!(pool, "migrc_pool"),
+            flusher <- new_spinlock!(scratch, "migrc_flusher"),
+        }))
+    }
+
+    /// The platform the engine runs on.
+    pub fn platform(&self) -> &P {
+        &self.platform
+    }
+
+    /// How pages store generations for this engine.
+    pub fn codec(&self) -> PageGenCodec {
+        self.codec
+    }
+
+    /// Whether new batches may be deferred.
+    pub fn enabled(&self) -> bool {
+        self.enabled.load(Acquire)
+    }
+
+    /// Allows or stops deferring new batches. Stopping does not flush what
+    /// is pending: call [`Engine::flush_all`] for that.
+    pub fn set_enabled(&self, on: bool) {
+        self.enabled.store(on, Release);
+    }
+
+    /// Pending requests and the pages waiting on them.
+    pub fn pending(&self) -> (usize, u64) {
+        let pool = self.pool.lock();
+        (pool.pending(), pool.pending_pages())
+    }
+
+    /// Whether every request up to `gen` is flushed or pruned.
+    pub fn is_retired(&self, gen: Gen) -> bool {
+        self.platform.gens().is_retired(gen)
+    }
+
+    /// The generation a page waits for, from the value it stores.
+    pub fn decode(&self, stored: u64) -> Gen {
+        self.codec.decode(stored, self.platform.gens().latest())
+    }
+
+    fn flushed(&self, cpu: CpuId) -> Gen {
+        self.platform.cpu(cpu).map_or(Gen::NONE, |c| c.get())
+    }
+
+    /// Defers the flush of one migration batch.
+    ///
+    /// `mask` holds the CPUs that may cache stale read-only translations of
+    /// the batch, `pages` the source pages that will be freed carrying the
+    /// returned generation. The caller must already have made the
+    /// invalidation visible to the architecture (on x86, the mm's `tlb_gen`
+    /// bump in `arch_tlbbatch_add_pending()`), so that a CPU which observes
+    /// the generation also observes the invalidation.
+    ///
+    /// Returns [`Gen::NONE`] when `mask` is empty (no CPU may hold an entry,
+    /// nothing to flush). On [`Declined`] nothing was recorded and the
+    /// caller must flush the batch now.
+    pub fn publish(&self, mask: &Cpumask, pages: u64) -> Result<Gen, Declined> {
+        let res = self.try_publish(mask, pages);
+        match res {
+            Ok(gen) if !gen.is_none() => {
+                self.platform.add(Stat::PagesDeferred, pages);
+                self.platform.add(Stat::RequestsPublished, 1);
+            }
+            Ok(_) => {}
+            Err(Declined::Disabled) => self.platform.add(Stat::DeclinedDisabled, 1),
+            Err(Declined::PoolFull) => self.platform.add(Stat::DeclinedPoolFull, 1),
+            Err(Declined::PendingCap | Declined::Exhausted) => {
+                self.platform.add(Stat::DeclinedPendingCap, 1)
+            }
+        }
+        res
+    }
+
+    fn try_publish(&self, mask: &Cpumask, pages: u64) -> Result<Gen, Declined> {
+        if !self.enabled() {
+            return Err(Declined::Disabled);
+        }
+        if mask.empty() {
+            return Ok(Gen::NONE);
+        }
+        let mut pool = self.pool.lock();
+        let slot = match pool.reserve(pages) {
+            Ok(slot) => slot,
+            Err(Declined::PoolFull | Declined::PendingCap) => {
+                // Requests whose CPUs all flushed on their own free room.
+                self.retire_locked(&mut pool);
+                pool.reserve(pages)?
+            }
+            Err(e) => return Err(e),
+        };
+        let gens = self.platform.gens();
+        let gen = gens.next(&self.codec).ok_or(Declined::Exhausted)?;
+        pool.fill(slot, Request { gen, pages }, mask)?;
+        // Rule (P): the request is in the pool and the caller's invalidation
+        // is visible before the generation is.
+        gens.publish(gen);
+        Ok(gen)
+    }
+
+    /// Makes sure no CPU can use a stale entry of any request up to `need`.
+    ///
+    /// Must be called in task context with interrupts enabled (the platform
+    /// may send IPIs); it may spin while another CPU flushes.
+    pub fn flush_upto(&self, need: Gen) -> Flushed {
+        let gens = self.platform.gens();
+        // Rule (R): a retired watermark covering `need` means the flushes
+        // that retired it are complete.
+        if gens.is_retired(need) {
+            return Flushed::Retired;
+        }
+        let mut target = self.flusher.lock();
+        if gens.is_retired(need) {
+            return Flushed::Retired;
+        }
+        // Rule (S): sample before collecting. Every request up to `g0` is in
+        // the pool or retired, and its invalidation is visible to the CPUs
+        // flushed below, so each of them is clean up to `g0` afterwards.
+        let g0 = gens.latest();
+        target.clear_all();
+        let mut pruned = 0u32;
+        {
+            let pool = self.pool.lock();
+            pool.for_each_pending(|req, mask| {
+                if req.gen <= g0 {
+                    let p = prune::add_stale_cpus(&mut target, mask, req.gen, |c| self.flushed(c));
+                    pruned = pruned.saturating_add(p);
+                }
+            });
+        }
+        self.platform.add(Stat::CpusPruned, u64::from(pruned));
+        let outcome = match target.weight() {
+            0 => {
+                self.platform.add(Stat::FlushesPruned, 1);
+                Flushed::Pruned
+            }
+            n => {
+                self.platform.flush(&target);
+                for cpu in target.iter() {
+                    if let Some(c) = self.platform.cpu(cpu) {
+                        c.record_at_least(g0);
+                    }
+                }
+                self.platform.add(Stat::FlushesSent, 1);
+                self.platform.add(Stat::CpusFlushed, u64::from(n));
+                Flushed::Sent(n)
+            }
+        };
+        let mut pool = self.pool.lock();
+        self.retire_locked(&mut pool);
+        outcome
+    }
+
+    /// Flushes everything published so far.
+    pub fn flush_all(&self) -> Flushed {
+        self.flush_upto(self.platform.gens().latest())
+    }
+
+    /// Retires every request whose CPUs are all clean, without flushing.
+    pub fn reap(&self) {
+        let mut pool = self.pool.lock();
+        self.retire_locked(&mut pool);
+    }
+
+    fn retire_locked(&self, pool: &mut RequestPool) {
+        let gens = self.platform.gens();
+        let (reqs, _pages) =
+            pool.retire_where(|req, mask| prune::all_clean(mask, req.gen, |c| self.flushed(c)));
+        // Publishers hold the pool lock, so `latest` is stable here and every
+        // generation up to it is either in the pool or retired.
+        let watermark = pool.oldest().map_or_else(|| gens.latest(), Gen::prev);
+        gens.retire_to(watermark);
+        if reqs > 0 {
+            self.platform.add(Stat::RequestsRetired, reqs);
+        }
+    }
+}
+
+#[cfg(CONFIG_MIGRC_KUNIT_TEST)]
+#[macros::kunit_tests(rust_migrc_engine)]
+mod tests {
+    use super::*;
+    use crate::{
+        cpu::nr_cpu_ids,
+        mm::migrc::stats::StatCounters,
+        sync::{
+            atomic::{Full, Relaxed},
+            Arc, Completion,
+        },
+        workqueue,
+    };
+
+    /// A platform with in-memory per-CPU generations and a flush that only
+    /// counts. Only the engine writes the per-CPU values, so none regress.
+    struct TestPlatform {
+        gens: GenCounter,
+        cpus: KVec<Atomic<u64>>,
+        flushes: Atomic<u64>,
+        /// Bit n set: CPU n was in some flush (CPUs below 64).
+        flushed_bits: Atomic<u64>,
+        stats: StatCounters,
+    }
+
+    impl TestPlatform {
+        fn new(start: u64) -> Result<Self> {
+            let mut cpus = KVec::new();
+            for _ in 0..nr_cpu_ids() {
+                cpus.push(Atomic::new(0u64), GFP_KERNEL)?;
+            }
+            Ok(TestPlatform {
+                gens: GenCounter::starting_at(start),
+                cpus,
+                flushes: Atomic::new(0),
+                flushed_bits: Atomic::new(0),
+                stats: StatCounters::new(),
+            })
+        }
+    }
+
+    impl StatSink for TestPlatform {
+        fn add(&self, stat: Stat, n: u64) {
+            self.stats.add(stat, n);
+        }
+    }
+
+    impl Platform for TestPlatform {
+        fn gens(&self) -> &GenCounter {
+            &self.gens
+        }
+
+        fn cpu(&self, cpu: CpuId) -> Option<CpuFlushGen<'_>> {
+            let i = usize::try_from(cpu.as_u32()).ok()?;
+            self.cpus.get(i).map(CpuFlushGen::from)
+        }
+
+        fn flush(&self, mask: &Cpumask) {
+            assert!(!mask.empty());
+            self.flushes.fetch_add(1, Relaxed);
+            let mut bits = 0u64;
+            for cpu in mask.iter() {
+                if let Some(bit) = 1u64.checked_shl(cpu.as_u32()) {
+                    bits |= bit;
+                }
+            }
+            let mut cur = self.flushed_bits.load(Relaxed);
+            while let Err(now) = self.flushed_bits.cmpxchg(cur, cur | bits, Relaxed) {
+                cur = now;
+            }
+        }
+    }
+
+    fn config(slots: usize, cap: u64) -> Config {
+        Config {
+            slots,
+            max_pending_pages: cap,
+            codec: PageGenCodec::NATIVE,
+        }
+    }
+
+    fn engine(slots: usize, cap: u64) -> Result<Pin<KBox<Engine<TestPlatform>>>> {
+        KBox::pin_init(
+            Engine::new(TestPlatform::new(0)?, config(slots, cap), GFP_KERNEL)?,
+            GFP_KERNEL,
+        )
+    }
+
+    fn cpu(n: u32) -> Result<CpuId> {
+        CpuId::from_u32(n % nr_cpu_ids()).ok_or(EINVAL)
+    }
+
+    fn mask_of(cpus: &[u32]) -> Result<CpumaskVar> {
+        let mut m = CpumaskVar::new_zero(GFP_KERNEL)?;
+        for c in cpus {
+            m.set(cpu(*c)?);
+        }
+        Ok(m)
+    }
+
+    fn publish(e: &Engine<TestPlatform>, cpus: &[u32], pages: u64) -> Result<Gen> {
+        e.publish(&*mask_of(cpus)?, pages).map_err(|_| EBUSY)
+    }
+
+    fn count(e: &Engine<TestPlatform>, s: Stat) -> u64 {
+        e.platform().stats.get(s)
+    }
+
+    fn flushes(e: &Engine<TestPlatform>) -> u64 {
+        e.platform().flushes.load(Relaxed)
+    }
+
+    #[test]
+    fn empty_mask_defers_nothing() -> Result {
+        let e = engine(4, 1000)?;
+        assert_eq!(e.publish(&*mask_of(&[])?, 10), Ok(Gen::NONE));
+        assert_eq!(e.pending(), (0, 0));
+        assert_eq!(count(&e, Stat::PagesDeferred), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn publish_records_generation_and_pages() -> Result {
+        let e = engine(4, 1000)?;
+        let g1 = publish(&e, &[0], 512)?;
+        let g2 = publish(&e, &[0], 3)?;
+        assert!(g2 > g1 && !g1.is_none());
+        assert_eq!(e.pending(), (2, 515));
+        assert!(!e.is_retired(g1));
+        assert_eq!(count(&e, Stat::PagesDeferred), 515);
+        assert_eq!(count(&e, Stat::RequestsPublished), 2);
+        Ok(())
+    }
+
+    #[test]
+    fn requests_fold_into_one_flush() -> Result {
+        let e = engine(8, 1000)?;
+        let _g1 = publish(&e, &[0], 1)?;
+        let _g2 = publish(&e, &[1], 1)?;
+        let g3 = publish(&e, &[0], 1)?;
+        let expect = mask_of(&[0, 1])?.weight();
+        assert_eq!(e.flush_upto(g3), Flushed::Sent(expect));
+        assert_eq!(flushes(&e), 1);
+        assert_eq!(e.pending(), (0, 0));
+        assert!(e.is_retired(g3));
+        // Later pages of any of them need nothing more.
+        assert_eq!(e.flush_upto(g3), Flushed::Retired);
+        assert_eq!(flushes(&e), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn flush_for_an_older_page_folds_newer_requests() -> Result {
+        let e = engine(8, 1000)?;
+        let g1 = publish(&e, &[0], 1)?;
+        let g2 = publish(&e, &[1], 1)?;
+        // A page of g1 leaves the allocator: the flush covers g2 as well.
+        assert!(matches!(e.flush_upto(g1), Flushed::Sent(_)));
+        assert!(e.is_retired(g2));
+        assert_eq!(e.flush_upto(g2), Flushed::Retired);
+        assert_eq!(flushes(&e), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn flushed_cpus_are_recorded() -> Result {
+        let e = engine(4, 1000)?;
+        let g = publish(&e, &[0], 1)?;
+        e.flush_upto(g);
+        let c0 = e.platform().cpu(cpu(0)?).ok_or(EINVAL)?;
+        assert!(c0.get().covers(g));
+        assert!(e.platform().flushed_bits.load(Relaxed) & 1 == 1);
+        Ok(())
+    }
+
+    #[test]
+    fn pruned_flush_is_skipped() -> Result {
+        let e = engine(4, 1000)?;
+        let g = publish(&e, &[0], 1)?;
+        // CPU 0 switched address space after the publication.
+        e.platform().cpu(cpu(0)?).ok_or(EINVAL)?.record(g);
+        assert_eq!(e.flush_upto(g), Flushed::Pruned);
+        assert_eq!(flushes(&e), 0);
+        assert!(e.is_retired(g));
+        assert_eq!(count(&e, Stat::FlushesPruned), 1);
+        assert_eq!(count(&e, Stat::CpusPruned), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn pruning_sends_only_to_stale_cpus() -> Result {
+        if nr_cpu_ids() < 2 {
+            return Ok(());
+        }
+        let e = engine(4, 1000)?;
+        let g = publish(&e, &[0, 1], 1)?;
+        e.platform().cpu(cpu(1)?).ok_or(EINVAL)?.record(g);
+        assert_eq!(e.flush_upto(g), Flushed::Sent(1));
+        assert_eq!(e.platform().flushed_bits.load(Relaxed), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn watermark_stays_below_the_oldest_pending() -> Result {
+        if nr_cpu_ids() < 2 {
+            return Ok(());
+        }
+        let e = engine(4, 1000)?;
+        let g1 = publish(&e, &[0], 1)?;
+        let g2 = publish(&e, &[1], 1)?;
+        // CPU 1 flushed by itself; CPU 0 did not.
+        e.platform().cpu(cpu(1)?).ok_or(EINVAL)?.record(g2);
+        e.reap();
+        assert_eq!(e.pending(), (1, 1));
+        // g2's request is gone, but g1 still pends: neither is retired.
+        assert!(!e.is_retired(g1));
+        assert!(!e.is_retired(g2));
+        assert_eq!(e.platform().gens().retired(), g1.prev());
+        Ok(())
+    }
+
+    #[test]
+    fn pool_full_declines_then_recovers() -> Result {
+        let e = engine(2, 1000)?;
+        publish(&e, &[0], 1)?;
+        publish(&e, &[0], 1)?;
+        assert_eq!(e.publish(&*mask_of(&[0])?, 1), Err(Declined::PoolFull));
+        assert_eq!(count(&e, Stat::DeclinedPoolFull), 1);
+        e.flush_all();
+        assert!(publish(&e, &[0], 1).is_ok());
+        Ok(())
+    }
+
+    #[test]
+    fn full_pool_reclaims_requests_of_clean_cpus() -> Result {
+        let e = engine(1, 1000)?;
+        let g1 = publish(&e, &[0], 1)?;
+        e.platform().cpu(cpu(0)?).ok_or(EINVAL)?.record(g1);
+        // The only slot is taken, but its CPU is clean: no decline.
+        let g2 = publish(&e, &[0], 1)?;
+        assert!(e.is_retired(g1));
+        assert!(!e.is_retired(g2));
+        assert_eq!(count(&e, Stat::DeclinedPoolFull), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn pending_cap_forces_a_flush() -> Result {
+        let e = engine(8, 100)?;
+        publish(&e, &[0], 60)?;
+        assert_eq!(e.publish(&*mask_of(&[0])?, 50), Err(Declined::PendingCap));
+        assert_eq!(count(&e, Stat::DeclinedPendingCap), 1);
+        e.flush_all();
+        assert!(publish(&e, &[0], 50).is_ok());
+        assert_eq!(e.pending(), (1, 50));
+        Ok(())
+    }
+
+    #[test]
+    fn disabled_engine_declines() -> Result {
+        let e = engine(4, 1000)?;
+        e.set_enabled(false);
+        assert_eq!(e.publish(&*mask_of(&[0])?, 1), Err(Declined::Disabled));
+        assert_eq!(count(&e, Stat::DeclinedDisabled), 1);
+        e.set_enabled(true);
+        assert!(publish(&e, &[0], 1).is_ok());
+        Ok(())
+    }
+
+    #[test]
+    fn allocation_failure_means_no_engine() -> Result {
+        // The caller gets an error and no engine: with nothing to publish
+        // to, every batch is flushed at once (the C side's rule).
+        let res = Engine::new(TestPlatform::new(0)?, config(usize::MAX / 2, 1), GFP_KERNEL);
+        assert!(res.is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn exhausted_generations_decline() -> Result {
+        let p = TestPlatform::new(u64::MAX)?;
+        let e = KBox::pin_init(Engine::new(p, config(4, 1000), GFP_KERNEL)?, GFP_KERNEL)?;
+        assert_eq!(e.publish(&*mask_of(&[0])?, 1), Err(Declined::Exhausted));
+        Ok(())
+    }
+
+    #[test]
+    fn page_values_round_trip() -> Result {
+        let e = engine(4, 1000)?;
+        let g = publish(&e, &[0], 1)?;
+        publish(&e, &[0], 1)?;
+        assert_eq!(e.decode(e.codec().encode(g)), g);
+        assert_eq!(e.decode(0), Gen::NONE);
+        Ok(())
+    }
+
+    /// Shared state of the concurrency test.
+    #[pin_data]
+    struct Stress {
+        #[pin]
+        engine: Engine<TestPlatform>,
+        #[pin]
+        done: Completion,
+        remaining: Atomic<u32>,
+        violations: Atomic<u32>,
+        published: Atomic<u64>,
+    }
+
+    const WORKERS: u32 = 4;
+    const ROUNDS: u32 = 300;
+
+    fn stress_worker(s: Arc<Stress>, id: u32) {
+        let mut last = Gen::NONE;
+        for round in 0..ROUNDS {
+            let Ok(c) = cpu(id + round) else { continue };
+            let Ok(mut mask) = CpumaskVar::new_zero(GFP_KERNEL) else {
+                continue;
+            };
+            mask.set(c);
+            let Ok(g) = s.engine.publish(&mask, 1) else {
+                continue;
+            };
+            s.published.fetch_add(1, Relaxed);
+            // Generations of one publisher only increase.
+            if g <= last {
+                s.violations.fetch_add(1, Relaxed);
+            }
+            last = g;
+            // Every few rounds this worker's page leaves the allocator.
+            if round % 3 == 0 {
+                s.engine.flush_upto(g);
+                // After the flush: retired, and its CPU clean.
+                let clean = s
+                    .engine
+                    .platform()
+                    .cpu(c)
+                    .is_some_and(|f| f.get().covers(g));
+                if !s.engine.is_retired(g) || !clean {
+                    s.violations.fetch_add(1, Relaxed);
+                }
+            }
+        }
+        if s.remaining.fetch_sub(1, Full) == 1 {
+            s.done.complete_all();
+        }
+    }
+
+    #[test]
+    fn concurrent_publishers_and_flushers() -> Result {
+        let engine = Engine::new(TestPlatform::new(0)?, config(16, 1 << 20), GFP_KERNEL)?;
+        let s = Arc::pin_init(
+            try_pin_init!(Stress {
+                engine <- engine,
+                done <- Completion::new(),
+                remaining: Atomic::new(WORKERS),
+                violations: Atomic::new(0),
+                published: Atomic::new(0),
+            }),
+            GFP_KERNEL,
+        )?;
+        for id in 0..WORKERS {
+            let w = s.clone();
+            workqueue::system_unbound().try_spawn(GFP_KERNEL, move || stress_worker(w, id))?;
+        }
+        s.done.wait_for_completion();
+        assert_eq!(s.violations.load(Relaxed), 0);
+        // Everything published is pending or retired; flush what is left.
+        s.engine.flush_all();
+        assert_eq!(s.engine.pending(), (0, 0));
+        let gens = s.engine.platform().gens();
+        assert_eq!(gens.retired(), gens.latest());
+        let published = s.published.load(Relaxed);
+        assert!(published > 0);
+        assert_eq!(count(&s.engine, Stat::PagesDeferred), published);
+        assert_eq!(count(&s.engine, Stat::RequestsRetired), published);
+        Ok(())
+    }
+}

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The boundary with C: the kernel platform, the global engine, the C API.
+//!
+//! This is the only MIGRC module with `unsafe` code. It turns C-owned
+//! storage (`struct migrc_gens`, the per-CPU `migrc_cpu_flushed_gen`) into
+//! references, calls the C services (`migrc_arch_flush()`,
+//! `migrc_stat_add()`), and exports the functions declared in
+//! `include/linux/migrc.h`. Every export is checked against its C prototype
+//! at build time by `#[export]`.
+
+use super::{
+    engine::{Config, Engine, Flushed, Platform},
+    gen::{Gen, GenCounter, PageGenCodec},
+    percpu::CpuFlushGen,
+    request::Declined,
+    stats::{Stat, StatSink},
+};
+use crate::{
+    bindings,
+    cpu::CpuId,
+    cpumask::Cpumask,
+    error::code::{E2BIG, EBUSY, EINVAL, ENODEV, ENOSPC, EOVERFLOW},
+    prelude::*,
+    sync::{atomic::Atomic, SetOnce},
+};
+
+// `GenCounter` is `#[repr(C)]` over two 64-bit atomics, like the C struct.
+const _: () = assert!(
+    core::mem::size_of::<GenCounter>() == core::mem::size_of::<bindings::migrc_gens>()
+        && core::mem::align_of::<GenCounter>() <= core::mem::align_of::<bindings::migrc_gens>()
+);
+// The Rust events and the C enum have the same number of items.
+const _: () = assert!(Stat::COUNT == bindings::migrc_stat_item_NR_MIGRC_STAT_ITEMS as usize);
+
+/// The kernel: C-owned generations and per-CPU data, the arch flush, vmstat.
+pub struct KernelPlatform;
+
+impl KernelPlatform {
+    /// The kernel's generation counter (`migrc_gens` in `mm/migrc.c`).
+    pub fn counter() -> &'static GenCounter {
+        // SAFETY: `migrc_gens` is a static C object that lives forever and is
+        // only accessed with atomic64 operations, and `GenCounter` has its
+        // layout (checked above), so a shared reference to it is valid.
+        unsafe { &*(&raw const bindings::migrc_gens).cast::<GenCounter>() }
+    }
+
+    /// The current total of `stat`, as `/proc/vmstat` shows it.
+    pub fn stat(stat: Stat) -> u64 {
+        // SAFETY: `migrc_stat_read()` may be called from any context; the
+        // item is one of the enum's values.
+        unsafe { bindings::migrc_stat_read(c_stat(stat)) }
+    }
+}
+
+impl StatSink for KernelPlatform {
+    fn add(&self, stat: Stat, n: u64) {
+        if n == 0 {
+            return;
+        }
+        // SAFETY: `migrc_stat_add()` may be called from any context; the
+        // item is one of the enum's values.
+        unsafe { bindings::migrc_stat_add(c_stat(stat), n) };
+    }
+}
+
+impl Platform for KernelPlatform {
+    fn gens(&self) -> &GenCounter {
+        Self::counter()
+    }
+
+    fn cpu(&self, cpu: CpuId) -> Option<CpuFlushGen<'_>> {
+        // SAFETY: `cpu` is below `nr_cpu_ids` by the invariant of `CpuId`,
+        // so the per-CPU slot exists.
+        let ptr = unsafe { bindings::migrc_cpu_flushed_gen(cpu.as_u32()) };
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: `ptr` points to this CPU's static per-CPU `atomic64_t`,
+        // which is aligned, lives forever and is only accessed atomically.
+        let slot: &'static Atomic<u64> = unsafe { Atomic::from_ptr(ptr.cast::<u64>()) };
+        Some(CpuFlushGen::from(slot))
+    }
+
+    fn flush(&self, mask: &Cpumask) {
+        // SAFETY: `mask` is a valid cpumask for the duration of the call; the
+        // engine calls this in task context with interrupts enabled, as
+        // `migrc_arch_flush()` requires.
+        unsafe { bindings::migrc_arch_flush(mask.as_raw()) };
+    }
+}
+
+fn c_stat(stat: Stat) -> bindings::migrc_stat_item {
+    match stat {
+        Stat::PagesDeferred => bindings::migrc_stat_item_MIGRC_STAT_PAGES_DEFERRED,
+        Stat::RequestsPublished => bindings::migrc_stat_item_MIGRC_STAT_REQUESTS_PUBLISHED,
+        Stat::RequestsRetired => bindings::migrc_stat_item_MIGRC_STAT_REQUESTS_RETIRED,
+        Stat::DeclinedDisabled => bindings::migrc_stat_item_MIGRC_STAT_DECLINED_DISABLED,
+        Stat::DeclinedPoolFull => bindings::migrc_stat_item_MIGRC_STAT_DECLINED_POOL_FULL,
+        Stat::DeclinedPendingCap => bindings::migrc_stat_item_MIGRC_STAT_DECLINED_PENDING_CAP,
+        Stat::FlushesSent => bindings::migrc_stat_item_MIGRC_STAT_FLUSHES_SENT,
+        Stat::FlushesPruned => bindings::migrc_stat_item_MIGRC_STAT_FLUSHES_PRUNED,
+        Stat::CpusFlushed => bindings::migrc_stat_item_MIGRC_STAT_CPUS_FLUSHED,
+        Stat::CpusPruned => bindings::migrc_stat_item_MIGRC_STAT_CPUS_PRUNED,
+    }
+}
+
+/// The kernel's engine, set up once by [`migrc_rust_init`].
+static ENGINE: SetOnce<Pin<KBox<Engine<KernelPlatform>>>> = SetOnce::new();
+
+/// The kernel's MIGRC engine, or `None` before setup (or if it failed).
+pub fn global() -> Option<&'static Engine<KernelPlatform>> {
+    ENGINE.as_ref().map(|e| e.as_ref().get_ref())
+}
+
+fn errno(e: Error) -> i64 {
+    i64::from(e.to_errno())
+}
+
+fn declined_errno(d: Declined) -> i64 {
+    errno(match d {
+        Declined::Disabled => ENODEV,
+        Declined::PoolFull => ENOSPC,
+        Declined::PendingCap => E2BIG,
+        Declined::Exhausted => EOVERFLOW,
+    })
+}
+
+/// Sets up the kernel's engine.
+///
+/// # Safety
+///
+/// Always safe to call (`unsafe` only because of `#[export]`); meant to be
+/// called once, from `mm/migrc.c` at boot.
+#[export]
+pub(crate) unsafe extern "C" fn migrc_rust_init(slots: u32, max_pending_pages: usize) -> i32 {
+    let config = Config {
+        slots: usize::try_from(slots).unwrap_or(0),
+        max_pending_pages: u64::try_from(max_pending_pages).unwrap_or(u64::MAX),
+        codec: PageGenCodec::NATIVE,
+    };
+    let engine = match Engine::new(KernelPlatform, config, GFP_KERNEL)
+        .and_then(|init| KBox::pin_init(init, GFP_KERNEL))
+    {
+        Ok(e) => e,
+        Err(e) => return e.to_errno(),
+    };
+    if ENGINE.populate(engine) {
+        0
+    } else {
+        EBUSY.to_errno()
+    }
+}
+
+/// Defers the flush of one migration batch (see `Engine::publish`).
+///
+/// Returns the generation the batch's source pages must carry (positive),
+/// zero if nothing needs flushing, or a negative errno when the batch was
+/// not deferred and must be flushed now.
+///
+/// # Safety
+///
+/// `mask` must point to a valid `struct cpumask` for the duration of the
+/// call. The caller must already have made the batch's invalidation visible
+/// (on x86, `arch_tlbbatch_add_pending()` bumped each mm's `tlb_gen`).
+#[export]
+pub(crate) unsafe extern "C" fn migrc_publish(
+    mask: *const bindings::cpumask,
+    nr_pages: usize,
+) -> i64 {
+    let Some(engine) = global() else {
+        return declined_errno(Declined::Disabled);
+    };
+    if mask.is_null() {
+        return errno(EINVAL);
+    }
+    // SAFETY: `mask` is non-null and valid for the call, by the function's
+    // safety requirements.
+    let mask = unsafe { Cpumask::from_raw(mask) };
+    let pages = u64::try_from(nr_pages).unwrap_or(u64::MAX);
+    match engine.publish(mask, pages) {
+        // A generation above `i64::MAX` cannot be returned: the caller
+        // flushes now, and the request is flushed again later (harmless).
+        Ok(gen) => i64::try_from(gen.as_raw()).unwrap_or_else(|_| errno(EOVERFLOW)),
+        Err(d) => declined_errno(d),
+    }
+}
+
+/// Flushes what a page carrying `gen` waits for (see `Engine::flush_upto`).
+///
+/// Returns the number of CPUs a flush was sent to (zero when none was
+/// needed).
+///
+/// # Safety
+///
+/// Must be called in task context with interrupts enabled: the flush may
+/// send IPIs and wait for them.
+#[export]
+pub(crate) unsafe extern "C" fn migrc_flush_upto(gen: u64) -> u32 {
+    match global().map(|e| e.flush_upto(Gen::from_raw(gen))) {
+        Some(Flushed::Sent(n)) => n,
+        _ => 0,
+    }
+}
+
+/// Flushes every pending request.
+///
+/// # Safety
+///
+/// Same context requirement as [`migrc_flush_upto`].
+#[export]
+pub(crate) unsafe extern "C" fn migrc_flush_all() {
+    if let Some(e) = global() {
+        e.flush_all();
+    }
+}
+
+/// The generation a page waits for, from the value stored in it.
+///
+/// # Safety
+///
+/// Always safe to call (`unsafe` only because of `#[export]`).
+#[export]
+pub(crate) unsafe extern "C" fn migrc_decode_page_gen(stored: usize) -> u64 {
+    let stored = u64::try_from(stored).unwrap_or(u64::MAX);
+    PageGenCodec::NATIVE
+        .decode(stored, KernelPlatform::counter().latest())
+        .as_raw()
+}
+
+/// Allows (`on`) or stops deferring new batches; stopping also flushes
+/// everything pending. Returns the previous setting.
+///
+/// # Safety
+///
+/// Same context requirement as [`migrc_flush_upto`].
+#[export]
+pub(crate) unsafe extern "C" fn migrc_set_enabled(on: bool) -> bool {
+    let Some(e) = global() else {
+        return false;
+    };
+    let was = e.enabled();
+    e.set_enabled(on);
+    if !on {
+        e.flush_all();
+    }
+    was
+}
