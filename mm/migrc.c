@@ -21,7 +21,7 @@
 
 /* Request slots and the cap on pages waiting for a deferred flush. */
 #define MIGRC_DEFAULT_SLOTS		64
-#define MIGRC_DEFAULT_MAX_PENDING	(1UL << 16)
+#define MIGRC_DEFAULT_MAX_PENDING	65536UL
 
 struct migrc_gens migrc_gens = {
 	.latest = ATOMIC64_INIT(0),

@@ -39,16 +39,14 @@ pub struct KernelPlatform;
 impl KernelPlatform {
     /// The kernel's generation counter (`migrc_gens` in `mm/migrc.c`).
     pub fn counter() -> &'static GenCounter {
-        // SAFETY: `migrc_gens` is a static C object that lives forever and is
-        // only accessed with atomic64 operations, and `GenCounter` has its
-        // layout (checked above), so a shared reference to it is valid.
+        // Static C object, only accessed atomically, same layout (asserted above).
+        // SAFETY: Valid and aligned for `'static`; all accesses are atomic.
         unsafe { &*(&raw const bindings::migrc_gens).cast::<GenCounter>() }
     }
 
     /// The current total of `stat`, as `/proc/vmstat` shows it.
     pub fn stat(stat: Stat) -> u64 {
-        // SAFETY: `migrc_stat_read()` may be called from any context; the
-        // item is one of the enum's values.
+        // SAFETY: Callable from any context with any item of the enum.
         unsafe { bindings::migrc_stat_read(c_stat(stat)) }
     }
 }
@@ -58,8 +56,7 @@ impl StatSink for KernelPlatform {
         if n == 0 {
             return;
         }
-        // SAFETY: `migrc_stat_add()` may be called from any context; the
-        // item is one of the enum's values.
+        // SAFETY: Callable from any context with any item of the enum.
         unsafe { bindings::migrc_stat_add(c_stat(stat), n) };
     }
 }
@@ -70,22 +67,19 @@ impl Platform for KernelPlatform {
     }
 
     fn cpu(&self, cpu: CpuId) -> Option<CpuFlushGen<'_>> {
-        // SAFETY: `cpu` is below `nr_cpu_ids` by the invariant of `CpuId`,
-        // so the per-CPU slot exists.
+        // SAFETY: Callable from any context; `CpuId` guarantees `cpu < nr_cpu_ids`.
         let ptr = unsafe { bindings::migrc_cpu_flushed_gen(cpu.as_u32()) };
         if ptr.is_null() {
             return None;
         }
-        // SAFETY: `ptr` points to this CPU's static per-CPU `atomic64_t`,
-        // which is aligned, lives forever and is only accessed atomically.
+        // SAFETY: `ptr` is a static per-CPU `atomic64_t`: aligned, `'static`, atomic-only.
         let slot: &'static Atomic<u64> = unsafe { Atomic::from_ptr(ptr.cast::<u64>()) };
         Some(CpuFlushGen::from(slot))
     }
 
     fn flush(&self, mask: &Cpumask) {
-        // SAFETY: `mask` is a valid cpumask for the duration of the call; the
-        // engine calls this in task context with interrupts enabled, as
-        // `migrc_arch_flush()` requires.
+        // The engine calls `flush()` in task context with interrupts enabled.
+        // SAFETY: `mask` is valid for the call, and the context is the one required.
         unsafe { bindings::migrc_arch_flush(mask.as_raw()) };
     }
 }
@@ -174,8 +168,7 @@ pub(crate) unsafe extern "C" fn migrc_publish(
     if mask.is_null() {
         return errno(EINVAL);
     }
-    // SAFETY: `mask` is non-null and valid for the call, by the function's
-    // safety requirements.
+    // SAFETY: `mask` is non-null and valid for the call (function safety requirements).
     let mask = unsafe { Cpumask::from_raw(mask) };
     let pages = u64::try_from(nr_pages).unwrap_or(u64::MAX);
     match engine.publish(mask, pages) {

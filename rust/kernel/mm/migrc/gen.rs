@@ -179,6 +179,11 @@ impl PageGenCodec {
 ///
 /// The layout is `#[repr(C)]`, two 64-bit atomics, so C can own the storage
 /// (`struct migrc_gens`) and read it on fast paths without calling Rust.
+///
+/// # Invariants
+///
+/// `latest` and `retired` never decrease, and `retired <= latest`: the
+/// watermark only moves to a generation that was already published.
 #[repr(C)]
 pub struct GenCounter {
     latest: Atomic<u64>,

@@ -398,7 +398,10 @@ def sync():
         if subject == UNCLAIMED_SUBJECT and not up:
             continue
         name = f"{len(lines) + 1:04d}-{_slug(subject)}.patch"
-        header = _git("log", "-1", "--format=email", c).stdout
+        # Zero commit ids (format-patch --zero-commit): patch files change
+        # only when their content does, not on every rebase.
+        header = re.sub(r"^From [0-9a-f]{40} ", "From " + "0" * 40 + " ",
+                        _git("log", "-1", "--format=email", c).stdout)
         diff = ""
         if up:
             diff = _git("diff-tree", "-p", "--stat", "--no-commit-id",
