@@ -19,7 +19,7 @@ help:
 	@echo "make check-harness  show that a failing test, a WARN and a hang fail the run"
 
 test:
-	$(MIGRC) test $(if $(PROBE),--probe $(PROBE))
+	$(MIGRC) test $(if $(PROBE),--probe $(PROBE)) $(if $(filter undefined,$(origin STAGES)),,--stages "$(STAGES)")
 
 setup:
 	$(MIGRC) setup

@@ -158,13 +158,17 @@ def _failed_cases(test, prefix=""):
     return out
 
 
-def test(probe=None, timeout=None):
-    """Build, boot and judge the default test plan (or one harness probe)."""
+def test(probe=None, timeout=None, stages=None):
+    """Build, boot and judge the default test plan (or one harness probe).
+
+    stages: the guest stages to run instead of DEFAULT_PLAN ([] runs only
+    the KUnit suites at boot).
+    """
     build = kbuild.Build("test", "migrc")
     kernel = build.build()
     progs = guest_programs(build)
     initrd = vm.build_initramfs(progs)
-    plan = list(DEFAULT_PLAN)
+    plan = list(DEFAULT_PLAN) if stages is None else list(stages)
     if probe:
         plan = [PROBES[probe]]
     if timeout is None:
