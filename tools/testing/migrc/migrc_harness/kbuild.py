@@ -67,11 +67,11 @@ class Build:
                       if f.exists()]
         return frags
 
-    def make(self, *targets, logname=None, extra=()):
+    def make(self, *targets, logname=None, extra=(), check=True):
         cmd = ["make", "-C", str(self.src), f"O={self.out}", f"-j{jobs()}",
                *make_vars(self.arch), *extra, *targets]
         logfile = self.logs / f"{logname or self.name}.log"
-        return run(cmd, env=make_env(), logfile=logfile)
+        return run(cmd, env=make_env(), logfile=logfile, check=check)
 
     def configure(self):
         """(Re)generate .config when the fragments changed."""

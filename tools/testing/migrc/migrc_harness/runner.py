@@ -166,6 +166,9 @@ def test(probe=None, timeout=None, stages=None):
     """
     build = kbuild.Build("test", "migrc")
     kernel = build.build()
+    tally = Tally()
+    if not probe:
+        lint(build, tally)
     progs = guest_programs(build)
     initrd = vm.build_initramfs(progs)
     plan = list(DEFAULT_PLAN) if stages is None else list(stages)
@@ -178,9 +181,21 @@ def test(probe=None, timeout=None, stages=None):
                     echo=_live_echo)
     log(f"guest finished in {guest.seconds:.0f}s "
         f"(console: {BUILD / 'logs' / f'console-{build.name}.log'})")
-    tally = Tally()
     judge(build, guest, plan, tally, require_kunit=not probe)
     return summarize(tally)
+
+
+def lint(build, tally):
+    """Static checks on the built tree: rustfmt over all Rust code."""
+    p = build.make("rustfmtcheck", logname=f"{build.name}-rustfmtcheck",
+                   check=False)
+    if p.returncode == 0:
+        log("rustfmtcheck: clean")
+        tally.add("pass", "rustfmtcheck")
+    else:
+        out = (BUILD / "logs" / f"{build.name}-rustfmtcheck.log").read_text()
+        print("\n".join(out.splitlines()[-40:]))
+        tally.add("fail", "rustfmtcheck: Rust code is not rustfmt-clean")
 
 
 def _live_echo(line):
