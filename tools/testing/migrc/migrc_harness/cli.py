@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Command line of the MIGRC harness (called by the top-level Makefile)."""
+"""Command line of the MIGRC harness (called by the top-level GNUmakefile)."""
 
 import argparse
 
 from . import hostsetup, kbuild, runner, tree
-from .common import HarnessError, die, log
+from .common import HarnessError, die, ensure_build_dir, log
 
 
 def main(argv=None):
@@ -32,6 +32,7 @@ def main(argv=None):
         # Every command needs the host set up; setup is idempotent and fast
         # when nothing is missing.
         hostsetup.setup()
+        ensure_build_dir()
         if args.cmd == "tree":
             tree.materialize(force=args.force)
         elif args.cmd == "sync":
