@@ -295,6 +295,24 @@ def vanilla_tree():
     return VANILLA
 
 
+def _compress_claims(added, new_files, upstream_dirs):
+    """Claim a whole directory when the commit adds every file under it and
+    the directory does not exist upstream (rust/kernel/mm/migrc, not mm)."""
+    added = set(added)
+    claims = set(added)
+    for f in sorted(added):
+        parts = f.split("/")
+        for i in range(len(parts) - 1, 0, -1):
+            d = "/".join(parts[:i])
+            under = [n for n in new_files if n.startswith(d + "/")]
+            if d in upstream_dirs or not set(under) <= added:
+                break
+            claims -= set(under)
+            claims = {c for c in claims if not c.startswith(d + "/")}
+            claims.add(d)
+    return sorted(claims)
+
+
 def _slug(subject):
     s = re.sub(r"^\[[^]]*\]\s*", "", subject)
     s = re.sub(r"[^A-Za-z0-9]+", "-", s).strip("-")
@@ -387,6 +405,7 @@ def sync():
                            f"{OVERLAY_ROOTS}: {bad}")
     _sync_overlay(set(new_files))
     # Patches and series.
+    upstream_dirs = {f.rsplit("/", 1)[0] for f in upstream_all if "/" in f}
     lines, written = [], set()
     for c in commits:
         subject = _git("log", "-1", "--format=%s", c).stdout.strip()
@@ -409,7 +428,8 @@ def sync():
         (PATCHES / name).parent.mkdir(parents=True, exist_ok=True)
         (PATCHES / name).write_text(header.rstrip("\n") + "\n---\n" + diff)
         written.add(name)
-        lines.append(" ".join([name] + added))
+        lines.append(" ".join([name] + _compress_claims(added, new_files,
+                                                         upstream_dirs)))
     for old in PATCHES.glob("*.patch"):
         if old.name not in written:
             old.unlink()
