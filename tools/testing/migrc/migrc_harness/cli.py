@@ -23,6 +23,8 @@ def main(argv=None):
     te.add_argument("--probe", choices=sorted(runner.PROBES),
                     help="run one harness self-check probe instead")
     te.add_argument("--timeout", type=int, help="guest timeout, seconds")
+    te.add_argument("--flavor", default="test", choices=kbuild.FLAVORS)
+    te.add_argument("--variant", default="migrc", choices=kbuild.VARIANTS)
     te.add_argument("--stages", help="comma-separated guest stages to run "
                     "instead of the default plan ('' = KUnit only)")
     sub.add_parser("check-harness", help="show that a failing test, a "
@@ -44,7 +46,8 @@ def main(argv=None):
             if args.stages is not None:
                 stages = [x for x in args.stages.split(",") if x]
             return runner.test(probe=args.probe, timeout=args.timeout,
-                               stages=stages)
+                               stages=stages, flavor=args.flavor,
+                               variant=args.variant)
         elif args.cmd == "check-harness":
             return runner.check_harness()
     except HarnessError as e:

@@ -18,6 +18,8 @@ from .common import BUILD, HARNESS, HarnessError, log, run
 
 # Stages of the default 'make test' plan, in order.
 DEFAULT_PLAN = ["topology", "migrc-core", "demotion", "mm-migration"]
+# Stages that test MIGRC itself: not run on a vanilla kernel.
+MIGRC_ONLY = {"migrc-core"}
 PROBES = {"fail": "probe-fail", "warn": "probe-warn", "hang": "probe-hang"}
 
 
@@ -158,13 +160,14 @@ def _failed_cases(test, prefix=""):
     return out
 
 
-def test(probe=None, timeout=None, stages=None):
+def test(probe=None, timeout=None, stages=None, flavor="test",
+         variant="migrc"):
     """Build, boot and judge the default test plan (or one harness probe).
 
     stages: the guest stages to run instead of DEFAULT_PLAN ([] runs only
     the KUnit suites at boot).
     """
-    build = kbuild.Build("test", "migrc")
+    build = kbuild.Build(flavor, variant)
     kernel = build.build()
     tally = Tally()
     if not probe:
@@ -172,6 +175,8 @@ def test(probe=None, timeout=None, stages=None):
     progs = guest_programs(build)
     initrd = vm.build_initramfs(progs)
     plan = list(DEFAULT_PLAN) if stages is None else list(stages)
+    if variant != "migrc":
+        plan = [p for p in plan if p not in MIGRC_ONLY]
     if probe:
         plan = [PROBES[probe]]
     if timeout is None:
