@@ -20,7 +20,11 @@ from .common import BUILD, HARNESS, HarnessError, log, run
 DEFAULT_PLAN = ["topology", "migrc-core", "demotion", "mm-migration"]
 # Stages that test MIGRC itself: not run on a vanilla kernel.
 MIGRC_ONLY = {"migrc-core"}
-PROBES = {"fail": "probe-fail", "warn": "probe-warn", "hang": "probe-hang"}
+PROBES = {"fail": "probe-fail", "warn": "probe-warn", "hang": "probe-hang",
+          "noboot": "topology"}
+# Kernel command line of a probe: "noboot" points the kernel at an init that
+# does not exist, so the guest never reaches userspace.
+PROBE_APPEND = {"noboot": "rdinit=/no-such-init"}
 
 
 def guest_programs(build):
@@ -183,6 +187,7 @@ def test(probe=None, timeout=None, stages=None, flavor="test",
         timeout = 60 if probe == "hang" else 1200
     guest = vm.boot(kernel, initrd, plan, timeout,
                     BUILD / "logs" / f"console-{build.name}.log",
+                    extra_append=PROBE_APPEND.get(probe, ""),
                     echo=_live_echo)
     log(f"guest finished in {guest.seconds:.0f}s "
         f"(console: {BUILD / 'logs' / f'console-{build.name}.log'})")
@@ -225,7 +230,8 @@ def check_harness():
     """Each probe must make the run fail, for the probe's own reason."""
     expect = {"fail": "stage probe-fail: fail",
               "warn": "kernel report: WARNING",
-              "hang": "timed out"}
+              "hang": "timed out",
+              "noboot": "boot: the guest never reached /init"}
     ok = True
     for probe, needle in expect.items():
         log(f"=== harness probe '{probe}': expecting a failure ===")
@@ -235,6 +241,7 @@ def check_harness():
         plan = [PROBES[probe]]
         guest = vm.boot(kernel, initrd, plan, 60 if probe == "hang" else 600,
                         BUILD / "logs" / f"console-probe-{probe}.log",
+                        extra_append=PROBE_APPEND.get(probe, ""),
                         echo=_live_echo)
         tally = Tally()
         judge(build, guest, plan, tally, require_kunit=False)
@@ -242,5 +249,6 @@ def check_harness():
         verdict = "detected" if caught else "MISSED"
         log(f"probe {probe}: {verdict}: {caught or tally.failures}")
         ok = ok and bool(caught)
-    print(f"{3 if ok else 0} passed, {0 if ok else 3} failed")
+    n = len(expect)
+    print(f"{n if ok else 0} passed, {0 if ok else n} failed")
     return 0 if ok else 1
