@@ -11,11 +11,13 @@
 
 #include <linux/build_bug.h>
 #include <linux/cpumask.h>
+#include <linux/debugfs.h>
 #include <linux/init.h>
 #include <linux/migrc.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
+#include <linux/seq_file.h>
 #include <linux/vmstat.h>
 #include <asm/tlbflush.h>
 
@@ -90,6 +92,33 @@ void __weak migrc_arch_flush(const struct cpumask *mask)
 {
 	flush_tlb_all();
 }
+
+/*
+ * /sys/kernel/debug/migrc/state: the generations, and each CPU's flushed
+ * generation, for debugging and for the tests that check the arch hooks.
+ */
+static int migrc_state_show(struct seq_file *m, void *unused)
+{
+	int cpu;
+
+	seq_printf(m, "latest %lld\nretired %lld\n",
+		   (s64)atomic64_read(&migrc_gens.latest),
+		   (s64)atomic64_read(&migrc_gens.retired));
+	for_each_possible_cpu(cpu)
+		seq_printf(m, "cpu%d %lld\n", cpu,
+			   (s64)atomic64_read(per_cpu_ptr(&migrc_cpu_gen, cpu)));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(migrc_state);
+
+static int __init migrc_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("migrc", NULL);
+
+	debugfs_create_file("state", 0444, dir, NULL, &migrc_state_fops);
+	return 0;
+}
+late_initcall(migrc_debugfs_init);
 
 static int __init migrc_init(void)
 {

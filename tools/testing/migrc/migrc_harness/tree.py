@@ -412,8 +412,12 @@ def sync():
         changed = _git("diff-tree", "--no-commit-id", "-r", "--name-only",
                        "--root", c).stdout.split()
         up = [f for f in changed if f in upstream_all]
-        added = [f for f in changed if f not in upstream_all
-                 and f in head_files]
+        # Only the commit that adds a file claims it; later changes to an
+        # overlay file fold into its content (one version per overlay file).
+        added_here = set(_git("diff-tree", "--no-commit-id", "-r",
+                              "--name-only", "--diff-filter=A", "--root",
+                              c).stdout.split())
+        added = [f for f in changed if f in added_here and f in head_files]
         if subject == UNCLAIMED_SUBJECT and not up:
             continue
         name = f"{len(lines) + 1:04d}-{_slug(subject)}.patch"

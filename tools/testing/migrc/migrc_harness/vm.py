@@ -41,7 +41,7 @@ GUEST_LINE = re.compile(r"migrc-guest: (\w+)\s*(.*)$")
 
 def qemu_args(kernel, initrd, append):
     args = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "pc,hmat=on",
-            "-cpu", "max", "-smp", str(VCPUS),
+            "-cpu", "max,la57=off", "-smp", str(VCPUS),
             "-m", f"{sum(n[0] for n in NODES)}M",
             "-nographic", "-no-reboot", "-monitor", "none",
             "-kernel", str(kernel), "-initrd", str(initrd),
