@@ -13,11 +13,14 @@
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/init.h>
+#include <linux/kobject.h>
+#include <linux/kstrtox.h>
 #include <linux/migrc.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/seq_file.h>
+#include <linux/sysfs.h>
 #include <linux/vmstat.h>
 #include <asm/tlbflush.h>
 
@@ -120,6 +123,56 @@ static int __init migrc_debugfs_init(void)
 }
 late_initcall(migrc_debugfs_init);
 
+/* migrc=off on the kernel command line: set up, but defer nothing. */
+static bool migrc_boot_enabled __initdata = true;
+
+static int __init migrc_setup(char *str)
+{
+	if (kstrtobool(str, &migrc_boot_enabled))
+		pr_warn("ignoring invalid migrc=%s\n", str);
+	return 1;
+}
+__setup("migrc=", migrc_setup);
+
+/* /sys/kernel/mm/migrc/enabled: the runtime switch. */
+static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%d\n", migrc_enabled());
+}
+
+static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	bool on;
+	int err = kstrtobool(buf, &on);
+
+	if (err)
+		return err;
+	/* Switching off also flushes everything pending (task context). */
+	migrc_set_enabled(on);
+	return count;
+}
+
+static struct kobj_attribute migrc_enabled_attr = __ATTR_RW(enabled);
+
+static struct attribute *migrc_attrs[] = {
+	&migrc_enabled_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group migrc_attr_group = {
+	.attrs = migrc_attrs,
+};
+
+static void __init migrc_sysfs_init(void)
+{
+	struct kobject *kobj = kobject_create_and_add("migrc", mm_kobj);
+
+	if (!kobj || sysfs_create_group(kobj, &migrc_attr_group))
+		pr_warn("no /sys/kernel/mm/migrc: cannot switch at runtime\n");
+}
+
 static int __init migrc_init(void)
 {
 	int ret = migrc_rust_init(MIGRC_DEFAULT_SLOTS,
@@ -130,8 +183,12 @@ static int __init migrc_init(void)
 			ret);
 		return 0;
 	}
-	pr_info("ready: %u request slots, at most %lu pages pending\n",
-		MIGRC_DEFAULT_SLOTS, MIGRC_DEFAULT_MAX_PENDING);
+	if (!migrc_boot_enabled)
+		migrc_set_enabled(false);
+	migrc_sysfs_init();
+	pr_info("ready: %u request slots, at most %lu pages pending, %s\n",
+		MIGRC_DEFAULT_SLOTS, MIGRC_DEFAULT_MAX_PENDING,
+		migrc_enabled() ? "enabled" : "disabled (migrc=off)");
 	return 0;
 }
 subsys_initcall(migrc_init);

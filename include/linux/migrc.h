@@ -67,6 +67,7 @@ s64 migrc_publish(const struct cpumask *mask, unsigned long nr_pages);
 unsigned int migrc_flush_upto(u64 gen);
 void migrc_flush_all(void);
 u64 migrc_decode_page_gen(unsigned long stored);
+bool migrc_enabled(void);
 bool migrc_set_enabled(bool on);
 
 /* Implemented in C for the Rust core: mm/migrc.c and the architecture. */

@@ -221,6 +221,16 @@ pub(crate) unsafe extern "C" fn migrc_decode_page_gen(stored: usize) -> u64 {
         .as_raw()
 }
 
+/// Whether new batches may be deferred (false before setup).
+///
+/// # Safety
+///
+/// Always safe to call (`unsafe` only because of `#[export]`).
+#[export]
+pub(crate) unsafe extern "C" fn migrc_enabled() -> bool {
+    global().is_some_and(|e| e.enabled())
+}
+
 /// Allows (`on`) or stops deferring new batches; stopping also flushes
 /// everything pending. Returns the previous setting.
 ///

@@ -26,6 +26,8 @@ DEB_PACKAGES = [
     # Kernel build.
     "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev", "cpio",
     "xz-utils", "kmod", "git", "python3", "perl", "rsync",
+    # checkpatch.pl's SPDX check.
+    "python3-ply",
     # VM and its userspace: busybox, static libc and libnuma for selftests.
     "qemu-system-x86", "busybox-static", "libc6-dev", "libnuma-dev", "gcc",
     # Needed by apt-get download of the source package.

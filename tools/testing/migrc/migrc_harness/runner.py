@@ -17,10 +17,10 @@ from . import kbuild, vm
 from .common import BUILD, HARNESS, HarnessError, log, run
 
 # Stages of the default 'make test' plan, in order.
-DEFAULT_PLAN = ["topology", "migrc-core", "migrc-records", "demotion",
-                "mm-migration"]
+DEFAULT_PLAN = ["topology", "migrc-core", "migrc-records", "migrc-switch",
+                "demotion", "mm-migration"]
 # Stages that test MIGRC itself: not run on a vanilla kernel.
-MIGRC_ONLY = {"migrc-core", "migrc-records"}
+MIGRC_ONLY = {"migrc-core", "migrc-records", "migrc-switch"}
 PROBES = {"fail": "probe-fail", "warn": "probe-warn", "hang": "probe-hang",
           "noboot": "topology"}
 # Kernel command line of a probe: "noboot" points the kernel at an init that
