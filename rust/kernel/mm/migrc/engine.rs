@@ -183,18 +183,18 @@ impl<P: Platform> Engine<P> {
             return Ok(Gen::NONE);
         }
         let mut pool = self.pool.lock();
-        let slot = match pool.reserve(pages) {
-            Ok(slot) => slot,
-            Err(Declined::PoolFull | Declined::PendingCap) => {
-                // Requests whose CPUs all flushed on their own free room.
-                self.retire_locked(&mut pool);
-                pool.reserve(pages)?
-            }
-            Err(e) => return Err(e),
-        };
         let gens = self.platform.gens();
-        let gen = gens.next(&self.codec).ok_or(Declined::Exhausted)?;
-        pool.fill(slot, Request { gen, pages }, mask)?;
+        // Only computed: nothing is published until the request is recorded.
+        let req = Request {
+            gen: gens.next(&self.codec).ok_or(Declined::Exhausted)?,
+            pages,
+        };
+        if pool.record(req, mask).is_err() {
+            // Requests whose CPUs all flushed on their own free room.
+            self.retire_locked(&mut pool);
+            pool.record(req, mask)?;
+        }
+        let gen = req.gen;
         // Rule (P): the request is in the pool and the caller's invalidation
         // is visible before the generation is.
         gens.publish(gen);

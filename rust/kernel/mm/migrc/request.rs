@@ -94,36 +94,24 @@ impl RequestPool {
         self.pending_pages
     }
 
-    /// Checks that a request of `pages` pages can be recorded now and returns
-    /// the slot it would use. Nothing changes.
-    pub fn reserve(&self, pages: u64) -> Result<usize, Declined> {
-        match self.pending_pages.checked_add(pages) {
-            Some(total) if total <= self.max_pending_pages => {}
-            _ => return Err(Declined::PendingCap),
-        }
-        self.slots
-            .iter()
-            .position(|s| s.req.is_none())
-            .ok_or(Declined::PoolFull)
-    }
-
-    /// Records a request in the slot returned by [`RequestPool::reserve`],
-    /// which must have been called under the same lock hold.
-    pub fn fill(&mut self, slot: usize, req: Request, mask: &Cpumask) -> Result<(), Declined> {
-        // Re-check rather than trust the caller: declining is always safe.
+    /// Records a pending request with a copy of `mask`, or declines when
+    /// no slot is free or the pending-page cap would be exceeded (nothing
+    /// changes then).
+    pub fn record(&mut self, req: Request, mask: &Cpumask) -> Result<(), Declined> {
         let total = self
             .pending_pages
             .checked_add(req.pages)
             .filter(|t| *t <= self.max_pending_pages)
             .ok_or(Declined::PendingCap)?;
-        let s = self.slots.get_mut(slot).ok_or(Declined::PoolFull)?;
-        if s.req.is_some() {
-            return Err(Declined::PoolFull);
-        }
-        mask.copy(&mut s.mask);
-        s.req = Some(req);
-        // INVARIANT: `pages` was added to an occupied slot and to the sum,
-        // which stays within the cap as checked above.
+        let slot = self
+            .slots
+            .iter_mut()
+            .find(|s| s.req.is_none())
+            .ok_or(Declined::PoolFull)?;
+        mask.copy(&mut slot.mask);
+        slot.req = Some(req);
+        // INVARIANT: `req.pages` was added to a newly occupied slot and to
+        // the sum, which stays within the cap as checked above.
         self.pending_pages = total;
         Ok(())
     }
@@ -189,8 +177,7 @@ mod tests {
     fn records_and_retires() -> Result {
         let mut pool = RequestPool::new(4, 1000, GFP_KERNEL)?;
         let m = mask_of(&[0])?;
-        let slot = pool.reserve(10).map_err(|_| EBUSY)?;
-        pool.fill(slot, req(1, 10), &m).map_err(|_| EBUSY)?;
+        pool.record(req(1, 10), &m).map_err(|_| EBUSY)?;
         assert_eq!(pool.pending(), 1);
         assert_eq!(pool.pending_pages(), 10);
         assert_eq!(pool.oldest(), Some(Gen::from_raw(1)));
@@ -213,13 +200,13 @@ mod tests {
         let mut pool = RequestPool::new(2, 1000, GFP_KERNEL)?;
         let m = mask_of(&[0])?;
         for g in 1..=2 {
-            let slot = pool.reserve(1).map_err(|_| EBUSY)?;
-            pool.fill(slot, req(g, 1), &m).map_err(|_| EBUSY)?;
+            pool.record(req(g, 1), &m).map_err(|_| EBUSY)?;
         }
-        assert_eq!(pool.reserve(1), Err(Declined::PoolFull));
+        assert_eq!(pool.record(req(3, 1), &m), Err(Declined::PoolFull));
+        assert_eq!(pool.pending(), 2);
         // A retired slot can be used again.
         pool.retire_where(|r, _| r.gen == Gen::from_raw(1));
-        assert!(pool.reserve(1).is_ok());
+        assert!(pool.record(req(3, 1), &m).is_ok());
         Ok(())
     }
 
@@ -227,14 +214,13 @@ mod tests {
     fn pending_cap_declines() -> Result {
         let mut pool = RequestPool::new(8, 100, GFP_KERNEL)?;
         let m = mask_of(&[0])?;
-        let slot = pool.reserve(60).map_err(|_| EBUSY)?;
-        pool.fill(slot, req(1, 60), &m).map_err(|_| EBUSY)?;
-        assert_eq!(pool.reserve(41), Err(Declined::PendingCap));
-        assert!(pool.reserve(40).is_ok());
+        pool.record(req(1, 60), &m).map_err(|_| EBUSY)?;
+        assert_eq!(pool.record(req(2, 41), &m), Err(Declined::PendingCap));
+        assert_eq!(pool.pending_pages(), 60);
         // Overflowing page counts are declined, not wrapped.
-        assert_eq!(pool.reserve(u64::MAX), Err(Declined::PendingCap));
-        // fill() re-checks the cap itself.
-        assert_eq!(pool.fill(1, req(2, 41), &m), Err(Declined::PendingCap));
+        assert_eq!(pool.record(req(2, u64::MAX), &m), Err(Declined::PendingCap));
+        assert!(pool.record(req(2, 40), &m).is_ok());
+        assert_eq!(pool.pending_pages(), 100);
         Ok(())
     }
 
@@ -250,8 +236,7 @@ mod tests {
         let mut pool = RequestPool::new(4, 1000, GFP_KERNEL)?;
         let m = mask_of(&[0])?;
         for g in [5u64, 3, 9] {
-            let slot = pool.reserve(1).map_err(|_| EBUSY)?;
-            pool.fill(slot, req(g, 1), &m).map_err(|_| EBUSY)?;
+            pool.record(req(g, 1), &m).map_err(|_| EBUSY)?;
         }
         assert_eq!(pool.oldest(), Some(Gen::from_raw(3)));
         Ok(())
