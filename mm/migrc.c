@@ -13,15 +13,19 @@
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/init.h>
+#include <linux/kasan.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
 #include <linux/migrc.h>
 #include <linux/mm.h>
+#include <linux/page_ext.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/sysfs.h>
 #include <linux/vmstat.h>
+#include <linux/workqueue.h>
 #include <asm/tlbflush.h>
 
 /* Request slots and the cap on pages waiting for a deferred flush. */
@@ -37,6 +41,203 @@ DEFINE_PER_CPU(atomic64_t, migrc_cpu_gen);
 
 static_assert(MIGRC_CPUS_PRUNED - MIGRC_PAGES_DEFERRED + 1 ==
 	      NR_MIGRC_STAT_ITEMS);
+static_assert(MIGRC_DEBUG_STALE - MIGRC_FORCED_WRITE + 1 == NR_MIGRC_EVENTS);
+
+/**
+ * migrc_count - count an event of the C glue in /proc/vmstat
+ * @ev: the event
+ */
+void migrc_count(enum migrc_event ev)
+{
+	if (ev < NR_MIGRC_EVENTS)
+		count_vm_event(MIGRC_FORCED_WRITE + ev);
+}
+
+/*
+ * Whether this context may perform a deferred flush: it sends IPIs and
+ * waits for them, which needs task context with interrupts enabled.
+ */
+static bool migrc_can_flush(void)
+{
+	return in_task() && !irqs_disabled();
+}
+
+/**
+ * migrc_page_flush - slow path of migrc_page_leave()
+ * @page: head of the block leaving the allocator
+ * @gen: the generation it waits for, not retired
+ *
+ * Allocations that may not flush (no __GFP_DIRECT_RECLAIM) never take a
+ * block whose generation is not retired (ALLOC_MIGRC_CLEAN), so every
+ * caller here may flush. Should one not, the page cannot be made safe
+ * here: warn, count it, and have the flush done as soon as possible.
+ */
+void migrc_page_flush(struct page *page, unsigned long gen)
+{
+	if (likely(migrc_can_flush())) {
+		migrc_count(MIGRC_EV_ALLOC_WAITS);
+		migrc_flush_upto(gen);
+		return;
+	}
+	migrc_count(MIGRC_EV_UNSAFE_ALLOC);
+	WARN_ONCE(1, "migrc: pfn %#lx (gen %lu) handed out where no flush is possible\n",
+		  page_to_pfn(page), gen);
+	migrc_kick_flush();
+}
+
+/**
+ * migrc_flush_pending - perform every published deferred flush now
+ * @cause: the event to count
+ *
+ * For the paths where data may change or memory leaves the allocator
+ * other than by allocation. Task context, interrupts enabled.
+ */
+void migrc_flush_pending(enum migrc_event cause)
+{
+	if (WARN_ON_ONCE(!migrc_can_flush()))
+		return;
+	migrc_count(cause);
+	migrc_flush_all();
+}
+
+/**
+ * migrc_src_still_used - a migrated source was not freed by its migration
+ * @gen: the generation it should have carried
+ *
+ * Someone else (a speculative reference) will free it, without the
+ * generation: flush now.
+ */
+void migrc_src_still_used(u64 gen)
+{
+	if (migrc_gen_retired(gen))
+		return;
+	migrc_count(MIGRC_EV_FORCED_SRC_BUSY);
+	migrc_flush_upto(gen);
+}
+
+/**
+ * migrc_defer_forbidden - whether freeing may touch a deferred page's data
+ *
+ * Page poisoning and init_on_free write the source page when it is freed,
+ * and hardware tag-based KASAN retags it, while stale read-only entries may
+ * still map it; debug_pagealloc unmaps it from the kernel. Defer nothing
+ * then. Generic and software tag-based KASAN only poison shadow memory.
+ */
+bool migrc_defer_forbidden(void)
+{
+	return page_poisoning_enabled_static() || want_init_on_free() ||
+	       debug_pagealloc_enabled_static() || kasan_hw_tags_enabled();
+}
+
+/* Flush everything pending, for allocations that had to skip pages. */
+static void migrc_flush_work_fn(struct work_struct *work)
+{
+	migrc_flush_all();
+}
+
+static DECLARE_WORK(migrc_flush_work, migrc_flush_work_fn);
+
+/**
+ * migrc_kick_flush - have every pending flush done soon, from any context
+ *
+ * Not from NMI (queue_work() takes locks).
+ */
+void migrc_kick_flush(void)
+{
+	if (!work_pending(&migrc_flush_work))
+		queue_work(system_unbound_wq, &migrc_flush_work);
+}
+
+/**
+ * migrc_arch_batch_cpus - the CPUs of a batch, if the arch can defer it
+ * @b: a batch filled by arch_tlbbatch_add_pending()
+ *
+ * Default for architectures that cannot defer: NULL, the batch is flushed
+ * at once as without MIGRC.
+ */
+const struct cpumask * __weak
+migrc_arch_batch_cpus(struct arch_tlbflush_unmap_batch *b)
+{
+	return NULL;
+}
+
+/**
+ * migrc_arch_batch_clear - forget a batch whose flush was deferred
+ * @b: the batch
+ */
+void __weak migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *b)
+{
+}
+
+#ifdef CONFIG_MIGRC_DEBUG
+/*
+ * The debug mode keeps its own copy of each free page's generation, per
+ * page and outside struct page, so that a block head that lost or never got
+ * its generation (a missed split or merge) is caught too.
+ */
+static bool need_migrc_debug(void)
+{
+	return true;
+}
+
+struct page_ext_operations migrc_debug_ops = {
+	.size = sizeof(u64),
+	.need = need_migrc_debug,
+};
+
+static u64 *migrc_debug_gen(struct page_ext *ext)
+{
+	return page_ext_data(ext, &migrc_debug_ops);
+}
+
+/**
+ * migrc_debug_free - remember the generation of each page of a freed block
+ * @page: head of the block
+ * @order: its order
+ * @gen: the generation it carries (0: none)
+ */
+void migrc_debug_free(struct page *page, unsigned int order, unsigned long gen)
+{
+	struct page_ext_iter iter;
+	struct page_ext *ext;
+
+	rcu_read_lock();
+	for_each_page_ext(page, 1UL << order, ext, iter)
+		WRITE_ONCE(*migrc_debug_gen(ext), gen);
+	rcu_read_unlock();
+}
+
+/**
+ * migrc_debug_leave - check that no CPU may hold a stale entry for a block
+ * @page: head of the block leaving the allocator
+ * @order: its order
+ *
+ * Called after the flush of migrc_page_leave(): each page's recorded
+ * generation must be retired.
+ */
+void migrc_debug_leave(struct page *page, unsigned int order)
+{
+	struct page_ext_iter iter;
+	struct page_ext *ext;
+	unsigned long i = 0;
+
+	rcu_read_lock();
+	for_each_page_ext(page, 1UL << order, ext, iter) {
+		u64 gen = READ_ONCE(*migrc_debug_gen(ext));
+
+		if (gen && !migrc_gen_retired(gen)) {
+			migrc_count(MIGRC_EV_DEBUG_STALE);
+			WARN(1, "migrc: pfn %#lx leaves the allocator with gen %llu pending (retired %lld), cpu %d may hold a stale entry\n",
+			     page_to_pfn(page) + i, gen,
+			     (s64)atomic64_read(&migrc_gens.retired),
+			     migrc_debug_stale_cpu(gen));
+		}
+		WRITE_ONCE(*migrc_debug_gen(ext), 0);
+		i++;
+	}
+	rcu_read_unlock();
+}
+#endif /* CONFIG_MIGRC_DEBUG */
 
 /**
  * migrc_stat_add - count a MIGRC event in /proc/vmstat

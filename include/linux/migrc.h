@@ -20,9 +20,11 @@
 
 #include <linux/types.h>
 #include <linux/atomic.h>
+#include <linux/mm_types.h>
 #include <linux/percpu.h>
 
 struct cpumask;
+struct arch_tlbflush_unmap_batch;
 
 /*
  * Events the Rust core counts; reported in /proc/vmstat as migrc_* in this
@@ -41,6 +43,24 @@ enum migrc_stat_item {
 	MIGRC_STAT_CPUS_FLUSHED,
 	MIGRC_STAT_CPUS_PRUNED,
 	NR_MIGRC_STAT_ITEMS
+};
+
+/*
+ * Events counted by the C glue (vm_event_item MIGRC_FORCED_WRITE onwards):
+ * flushes forced before the data could change or a page left the
+ * allocator another way, and deferrals refused before reaching the core.
+ */
+enum migrc_event {
+	MIGRC_EV_FORCED_WRITE,		/* a PTE became writable */
+	MIGRC_EV_FORCED_SRC_BUSY,	/* a source page was still referenced */
+	MIGRC_EV_FORCED_RANGE,		/* offlining, page reporting */
+	MIGRC_EV_ALLOC_WAITS,		/* a page left with its flush pending */
+	MIGRC_EV_ATOMIC_SKIPS,		/* an atomic allocation skipped one */
+	MIGRC_EV_DECLINED_ARCH,		/* the arch cannot defer this batch */
+	MIGRC_EV_DECLINED_DEBUG,	/* freeing would touch the page */
+	MIGRC_EV_UNSAFE_ALLOC,		/* must stay 0: see migrc_page_flush() */
+	MIGRC_EV_DEBUG_STALE,		/* must stay 0: MIGRC_DEBUG found one */
+	NR_MIGRC_EVENTS
 };
 
 /**
@@ -75,6 +95,18 @@ void migrc_stat_add(enum migrc_stat_item item, u64 nr);
 u64 migrc_stat_read(enum migrc_stat_item item);
 void migrc_arch_flush(const struct cpumask *mask);
 atomic64_t *migrc_cpu_flushed_gen(unsigned int cpu);
+int migrc_debug_stale_cpu(u64 gen);
+
+/* C glue: mm/migrc.c, mm/rmap.c and the architecture. */
+void migrc_count(enum migrc_event ev);
+void migrc_page_flush(struct page *page, unsigned long gen);
+void migrc_flush_pending(enum migrc_event cause);
+void migrc_src_still_used(u64 gen);
+bool migrc_defer_forbidden(void);
+u64 migrc_defer_ro_batch(unsigned long nr_pages);
+void migrc_kick_flush(void);
+const struct cpumask *migrc_arch_batch_cpus(struct arch_tlbflush_unmap_batch *b);
+void migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *b);
 
 /**
  * migrc_sample_gen - sample the latest generation before a flush
@@ -113,11 +145,118 @@ static inline bool migrc_gen_retired(u64 gen)
 	return gen <= (u64)atomic64_read_acquire(&migrc_gens.retired);
 }
 
+/**
+ * migrc_any_pending - whether some published flush is not done yet
+ *
+ * One acquire load of each watermark: the cheap test in front of every
+ * forced flush. A generation published after the load of @latest belongs to
+ * a migration whose destination is not mapped yet, so it cannot matter to a
+ * caller that already holds the PTE lock of a mapping of the data.
+ */
+static inline bool migrc_any_pending(void)
+{
+	return !migrc_gen_retired(atomic64_read_acquire(&migrc_gens.latest));
+}
+
+/*
+ * The generation a free block waits for lives in its head page's
+ * __folio_index: unused while the page is free (the allocator keeps its
+ * state in lru, private and page_type), written at every free and copied
+ * to every new block head, cleared when the page leaves the allocator.
+ * Zero means "nothing pending". MIGRC needs 64-bit, so the field holds the
+ * full generation and "newer" is a plain maximum.
+ */
+static inline unsigned long migrc_page_gen(const struct page *page)
+{
+	return page->__folio_index;
+}
+
+static inline void migrc_page_set_gen(struct page *page, unsigned long gen)
+{
+	page->__folio_index = gen;
+}
+
+static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
+{
+	return a > b ? a : b;
+}
+
+/**
+ * migrc_page_clean - whether no CPU can use a stale entry for a free block
+ * @page: head of a free block
+ */
+static inline bool migrc_page_clean(const struct page *page)
+{
+	unsigned long gen = migrc_page_gen(page);
+
+	return likely(!gen) || migrc_gen_retired(gen);
+}
+
+#ifdef CONFIG_MIGRC_DEBUG
+extern struct page_ext_operations migrc_debug_ops;
+void migrc_debug_free(struct page *page, unsigned int order, unsigned long gen);
+void migrc_debug_leave(struct page *page, unsigned int order);
+#else
+static inline void migrc_debug_free(struct page *page, unsigned int order,
+				    unsigned long gen) { }
+static inline void migrc_debug_leave(struct page *page, unsigned int order) { }
+#endif
+
+/**
+ * migrc_page_leave - a block leaves the page allocator
+ * @page: head of the block
+ * @order: its order
+ *
+ * Every exit from the free lists calls this before anyone can write or map
+ * the block: it performs the deferred flush the block still waits for (one
+ * inline test when none) and forgets the generation.
+ */
+static inline void migrc_page_leave(struct page *page, unsigned int order)
+{
+	unsigned long gen = migrc_page_gen(page);
+
+	migrc_page_set_gen(page, 0);
+	if (unlikely(gen) && !migrc_gen_retired(gen))
+		migrc_page_flush(page, gen);
+	migrc_debug_leave(page, order);
+}
+
+/**
+ * migrc_flush_before_write - force pending flushes before data may change
+ *
+ * Called where a read-only mapping becomes writable without a TLB flush
+ * (write-fault reuse, swap-in, FOLL_FORCE). Task context, interrupts on;
+ * may be called under a PTE lock, as flush_tlb_batched_pending() is.
+ */
+static inline void migrc_flush_before_write(void)
+{
+	if (unlikely(migrc_any_pending()))
+		migrc_flush_pending(MIGRC_EV_FORCED_WRITE);
+}
+
 #else /* !CONFIG_MIGRC */
 
 static inline u64 migrc_sample_gen(void) { return 0; }
 static inline void migrc_record_local_flush(u64 sampled) { }
 static inline bool migrc_gen_retired(u64 gen) { return true; }
+static inline bool migrc_any_pending(void) { return false; }
+static inline unsigned long migrc_page_gen(const struct page *page)
+{
+	return 0;
+}
+
+static inline void migrc_page_set_gen(struct page *page, unsigned long gen) { }
+static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
+{
+	return 0;
+}
+
+static inline bool migrc_page_clean(const struct page *page) { return true; }
+static inline void migrc_debug_free(struct page *page, unsigned int order,
+				    unsigned long gen) { }
+static inline void migrc_page_leave(struct page *page, unsigned int order) { }
+static inline void migrc_flush_before_write(void) { }
+static inline void migrc_flush_pending(enum migrc_event cause) { }
 
 #endif /* CONFIG_MIGRC */
 

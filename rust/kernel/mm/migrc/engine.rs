@@ -259,6 +259,19 @@ impl<P: Platform> Engine<P> {
         self.flush_upto(self.platform.gens().latest())
     }
 
+    /// A CPU that may still use a stale entry of a pending request up to
+    /// `gen`, if any (for the debug mode's reports).
+    pub fn stale_cpu(&self, gen: Gen) -> Option<CpuId> {
+        let pool = self.pool.lock();
+        let mut found = None;
+        pool.for_each_pending(|req, mask| {
+            if found.is_none() && req.gen <= gen {
+                found = mask.iter().find(|&c| !self.flushed(c).covers(req.gen));
+            }
+        });
+        found
+    }
+
     /// Retires every request whose CPUs are all clean, without flushing.
     pub fn reap(&self) {
         let mut pool = self.pool.lock();

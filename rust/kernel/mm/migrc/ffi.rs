@@ -221,6 +221,21 @@ pub(crate) unsafe extern "C" fn migrc_decode_page_gen(stored: usize) -> u64 {
         .as_raw()
 }
 
+/// A CPU that may still hold a stale entry for a page waiting for `gen`,
+/// or -1 if none (for the debug mode's reports).
+///
+/// # Safety
+///
+/// Always safe to call (`unsafe` only because of `#[export]`); takes a
+/// spinlock, so not from NMI.
+#[export]
+pub(crate) unsafe extern "C" fn migrc_debug_stale_cpu(gen: u64) -> i32 {
+    global()
+        .and_then(|e| e.stale_cpu(Gen::from_raw(gen)))
+        .and_then(|c| i32::try_from(c.as_u32()).ok())
+        .unwrap_or(-1)
+}
+
 /// Whether new batches may be deferred (false before setup).
 ///
 /// # Safety

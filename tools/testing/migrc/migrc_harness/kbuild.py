@@ -2,8 +2,8 @@
 """Kernel builds from config fragments, out of tree, side by side.
 
 A build is named ARCH-FLAVOR-VARIANT: flavor 'test' (debug options) or
-'bench' (none), variant 'migrc' (build/linux) or 'vanilla' (pristine
-upstream).  Each lives in build/kbuild/<name>, outside git; the source trees
+'bench' (none), variant 'migrc' (build/linux), 'nomigrc' (build/linux with
+CONFIG_MIGRC=n) or 'vanilla' (pristine upstream).  Each lives in build/kbuild/<name>, outside git; the source trees
 stay clean because every build uses O=.
 """
 
@@ -17,7 +17,7 @@ from .common import BUILD, HARNESS, HarnessError, log, run
 
 CONFIGS = HARNESS / "configs"
 FLAVORS = ("test", "bench")
-VARIANTS = ("migrc", "vanilla")
+VARIANTS = ("migrc", "vanilla", "nomigrc")
 
 
 def jobs():
@@ -57,7 +57,7 @@ class Build:
 
     @property
     def src(self):
-        return tree.TREE if self.variant == "migrc" else tree.VANILLA
+        return tree.VANILLA if self.variant == "vanilla" else tree.TREE
 
     def fragments(self):
         frags = [CONFIGS / "base.config", CONFIGS / f"{self.flavor}.config"]
@@ -65,6 +65,8 @@ class Build:
             frags += [f for f in (CONFIGS / "migrc.config",
                                   CONFIGS / f"migrc-{self.flavor}.config")
                       if f.exists()]
+        elif self.variant == "nomigrc":
+            frags.append(CONFIGS / "nomigrc.config")
         return frags
 
     def make(self, *targets, logname=None, extra=(), check=True):
@@ -120,10 +122,10 @@ class Build:
 
     def build(self):
         """Configure and build bzImage; return its path."""
-        if self.variant == "migrc":
-            tree.materialize(allow_local=True)
-        else:
+        if self.variant == "vanilla":
             tree.vanilla_tree()
+        else:
+            tree.materialize(allow_local=True)
         self.configure()
         log(f"building {self.name} (log: {self.logs / self.name}.log)")
         self.make("bzImage", "headers")

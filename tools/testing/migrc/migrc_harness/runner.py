@@ -16,11 +16,18 @@ from pathlib import Path
 from . import kbuild, vm
 from .common import BUILD, HARNESS, HarnessError, log, run
 
+# Upstream mm selftests run by the mm-selftests stage: {name: extra sources}.
+UPSTREAM_SELFTESTS = {"cow": [], "mkdirty": [], "gup_test": [],
+                      "ksm_functional_tests": [],
+                      "uffd-unit-tests": ["uffd-common.c"]}
 # Stages of the default 'make test' plan, in order.
 DEFAULT_PLAN = ["topology", "migrc-core", "migrc-records", "migrc-switch",
-                "demotion", "mm-migration"]
+                "migrc-defer", "demotion", "mm-migration", "mm-selftests"]
+# The patched tree with CONFIG_MIGRC=n must behave as vanilla: after the
+# main run, 'make test' builds it and runs these stages.
+NOMIGRC_PLAN = ["topology", "migrc-absent", "demotion", "mm-migration"]
 # Stages that test MIGRC itself: not run on a vanilla kernel.
-MIGRC_ONLY = {"migrc-core", "migrc-records", "migrc-switch"}
+MIGRC_ONLY = {"migrc-core", "migrc-records", "migrc-switch", "migrc-defer"}
 PROBES = {"fail": "probe-fail", "warn": "probe-warn", "hang": "probe-hang",
           "noboot": "topology"}
 # Kernel command line of a probe: "noboot" points the kernel at an init that
@@ -45,14 +52,22 @@ def guest_programs(build):
         progs[name] = dst
 
     compile_("memfill", [HARNESS / "guest/memfill.c"])
+    compile_("pingpong", [HARNESS / "guest/pingpong.c"], libs=["-lpthread"])
     mm = src / "tools/testing/selftests/mm"
-    compile_("migration",
-             [mm / "migration.c", mm / "vm_util.c",
-              mm / "hugepage_settings.c"],
-             flags=["-I", str(src / "tools/testing/selftests"),
-                    "-I", str(src), "-isystem",
-                    str(src / "tools/include/uapi")],
-             libs=["-lnuma", "-lrt", "-lpthread", "-lm"])
+    # The selftests' generated config header: no liburing in the guest.
+    gen = out / "gen"
+    gen.mkdir(exist_ok=True)
+    (gen / "local_config.h_gen").write_text("/* no liburing */\n")
+    flags = ["-I", str(gen), "-I", str(src / "tools/testing/selftests"),
+             "-I", str(src), "-isystem", str(src / "tools/include/uapi")]
+    libs = ["-lrt", "-lpthread", "-lm"]
+    common = [mm / "vm_util.c", mm / "hugepage_settings.c"]
+    compile_("migration", [mm / "migration.c"] + common, flags=flags,
+             libs=["-lnuma"] + libs)
+    # The peer suite MIGRC must pass unchanged (mm-selftests stage).
+    for name, extra in UPSTREAM_SELFTESTS.items():
+        compile_(name, [mm / f"{name}.c"] + [mm / e for e in extra] + common,
+                 flags=flags, libs=libs)
     return progs
 
 
@@ -172,10 +187,21 @@ def test(probe=None, timeout=None, stages=None, flavor="test",
     stages: the guest stages to run instead of DEFAULT_PLAN ([] runs only
     the KUnit suites at boot).
     """
-    build = kbuild.Build(flavor, variant)
-    kernel = build.build()
     tally = Tally()
-    if not probe:
+    build = kbuild.Build(flavor, variant)
+    run_one(build, tally, probe, timeout, stages)
+    if variant == "migrc" and stages is None and not probe:
+        log("the same tree with CONFIG_MIGRC=n must behave as vanilla")
+        run_one(kbuild.Build(flavor, "nomigrc"), tally, None, timeout,
+                NOMIGRC_PLAN, lint_too=False)
+    return summarize(tally)
+
+
+def run_one(build, tally, probe, timeout, stages, lint_too=True):
+    """Build one kernel, boot it with a plan, add the verdicts to tally."""
+    variant = build.variant
+    kernel = build.build()
+    if lint_too and not probe:
         lint(build, tally)
     progs = guest_programs(build)
     initrd = vm.build_initramfs(progs)
@@ -193,7 +219,6 @@ def test(probe=None, timeout=None, stages=None, flavor="test",
     log(f"guest finished in {guest.seconds:.0f}s "
         f"(console: {BUILD / 'logs' / f'console-{build.name}.log'})")
     judge(build, guest, plan, tally, require_kunit=not probe)
-    return summarize(tally)
 
 
 def lint(build, tally):
