@@ -420,6 +420,14 @@ def sync():
         added = [f for f in changed if f in added_here and f in head_files]
         if subject == UNCLAIMED_SUBJECT and not up:
             continue
+        if not up and not added:
+            # It only edits overlay files that an earlier commit added:
+            # exported, it would be an empty patch that 'make tree' cannot
+            # apply.
+            raise HarnessError(
+                f"commit {c[:12]} ({subject}) only changes overlay files "
+                f"added by an earlier commit ({', '.join(changed)}): fold it "
+                "into that commit (git rebase -i) and sync again")
         name = f"{len(lines) + 1:04d}-{_slug(subject)}.patch"
         # Zero commit ids (format-patch --zero-commit): patch files change
         # only when their content does, not on every rebase.
