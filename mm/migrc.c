@@ -23,6 +23,8 @@
 #include <linux/printk.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/sysfs.h>
 #include <linux/vmstat.h>
 #include <linux/workqueue.h>
@@ -109,7 +111,8 @@ void migrc_flush_pending(enum migrc_event cause)
  */
 void migrc_src_still_used(u64 gen)
 {
-	if (migrc_gen_retired(gen))
+	/* Part of the allocator rule: this flush stands in for the exit's. */
+	if (migrc_gen_retired(gen) || migrc_broken(MIGRC_BREAK_ALLOC))
 		return;
 	migrc_count(MIGRC_EV_FORCED_SRC_BUSY);
 	migrc_flush_upto(gen);
@@ -227,7 +230,8 @@ void migrc_debug_leave(struct page *page, unsigned int order)
 
 		if (gen && !migrc_gen_retired(gen)) {
 			migrc_count(MIGRC_EV_DEBUG_STALE);
-			WARN(1, "migrc: pfn %#lx leaves the allocator with gen %llu pending (retired %lld), cpu %d may hold a stale entry\n",
+			/* Broken on purpose: let the tests find it. */
+			WARN(!migrc_broken(MIGRC_BREAK_ALLOC), "migrc: pfn %#lx leaves the allocator with gen %llu pending (retired %lld), cpu %d may hold a stale entry\n",
 			     page_to_pfn(page) + i, gen,
 			     (s64)atomic64_read(&migrc_gens.retired),
 			     migrc_debug_stale_cpu(gen));
@@ -315,11 +319,83 @@ static int migrc_state_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(migrc_state);
 
+#ifdef CONFIG_MIGRC_DEBUG
+unsigned int migrc_break_mask;
+
+static const char * const migrc_break_names[] = {
+	"alloc", "write", "dirty", "reuse_first",
+};
+
+/*
+ * /sys/kernel/debug/migrc/break: the rules broken on purpose, by name
+ * ("alloc write", or "none"). For the tests that prove they catch a
+ * missed flush; a kernel with a rule broken leaks data.
+ */
+static int migrc_break_show(struct seq_file *m, void *unused)
+{
+	unsigned int mask = READ_ONCE(migrc_break_mask);
+	int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(migrc_break_names); i++)
+		if (mask & (1U << i))
+			seq_printf(m, "%s%s", n++ ? " " : "",
+				   migrc_break_names[i]);
+	seq_puts(m, n ? "\n" : "none\n");
+	return 0;
+}
+
+static int migrc_break_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, migrc_break_show, NULL);
+}
+
+static ssize_t migrc_break_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	char buf[64], *s, *word;
+	unsigned int mask = 0;
+	int i;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	s = strim(buf);
+	while ((word = strsep(&s, " \t"))) {
+		if (!*word || !strcmp(word, "none"))
+			continue;
+		i = match_string(migrc_break_names,
+				 ARRAY_SIZE(migrc_break_names), word);
+		if (i < 0)
+			return -EINVAL;
+		mask |= 1U << i;
+	}
+	/* Once per newly broken rule: the tests restore them often. */
+	if (mask & ~READ_ONCE(migrc_break_mask) & ~MIGRC_REUSE_FIRST)
+		pr_warn("breaking safety rules on purpose (%#x): stale TLB entries may leak data\n",
+			mask);
+	WRITE_ONCE(migrc_break_mask, mask);
+	return count;
+}
+
+static const struct file_operations migrc_break_fops = {
+	.open = migrc_break_open,
+	.read = seq_read,
+	.write = migrc_break_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+#endif /* CONFIG_MIGRC_DEBUG */
+
 static int __init migrc_debugfs_init(void)
 {
 	struct dentry *dir = debugfs_create_dir("migrc", NULL);
 
 	debugfs_create_file("state", 0444, dir, NULL, &migrc_state_fops);
+#ifdef CONFIG_MIGRC_DEBUG
+	debugfs_create_file("break", 0600, dir, NULL, &migrc_break_fops);
+#endif
 	return 0;
 }
 late_initcall(migrc_debugfs_init);

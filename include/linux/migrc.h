@@ -192,6 +192,34 @@ static inline bool migrc_page_clean(const struct page *page)
 	return likely(!gen) || migrc_gen_retired(gen);
 }
 
+/*
+ * Fault injection for the tests (CONFIG_MIGRC_DEBUG only), set through
+ * /sys/kernel/debug/migrc/break: each bit breaks one safety rule on
+ * purpose, so that a test can show it catches the hole. REUSE_FIRST breaks
+ * nothing: freed pages with a pending flush are handed out first, so that
+ * a test reaches the allocator exit quickly.
+ */
+enum migrc_break {
+	MIGRC_BREAK_ALLOC	= 1U << 0,	/* no flush at allocator exits */
+	MIGRC_BREAK_WRITE	= 1U << 1,	/* no flush before a PTE becomes writable */
+	MIGRC_BREAK_DIRTY	= 1U << 2,	/* defer dirty and writable PTEs too */
+	MIGRC_REUSE_FIRST	= 1U << 3,	/* pending pages are reused first */
+};
+
+#ifdef CONFIG_MIGRC_DEBUG
+extern unsigned int migrc_break_mask;
+
+static inline bool migrc_broken(unsigned int rule)
+{
+	return unlikely(READ_ONCE(migrc_break_mask) & rule);
+}
+#else
+static inline bool migrc_broken(unsigned int rule)
+{
+	return false;
+}
+#endif
+
 #ifdef CONFIG_MIGRC_DEBUG
 extern struct page_ext_operations migrc_debug_ops;
 void migrc_debug_free(struct page *page, unsigned int order, unsigned long gen);
@@ -216,7 +244,8 @@ static inline void migrc_page_leave(struct page *page, unsigned int order)
 	unsigned long gen = migrc_page_gen(page);
 
 	migrc_page_set_gen(page, 0);
-	if (unlikely(gen) && !migrc_gen_retired(gen))
+	if (unlikely(gen) && !migrc_gen_retired(gen) &&
+	    !migrc_broken(MIGRC_BREAK_ALLOC))
 		migrc_page_flush(page, gen);
 	migrc_debug_leave(page, order);
 }
@@ -230,7 +259,7 @@ static inline void migrc_page_leave(struct page *page, unsigned int order)
  */
 static inline void migrc_flush_before_write(void)
 {
-	if (unlikely(migrc_any_pending()))
+	if (unlikely(migrc_any_pending()) && !migrc_broken(MIGRC_BREAK_WRITE))
 		migrc_flush_pending(MIGRC_EV_FORCED_WRITE);
 }
 
@@ -252,6 +281,8 @@ static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
 }
 
 static inline bool migrc_page_clean(const struct page *page) { return true; }
+
+static inline bool migrc_broken(unsigned int rule) { return false; }
 static inline void migrc_debug_free(struct page *page, unsigned int order,
 				    unsigned long gen) { }
 static inline void migrc_page_leave(struct page *page, unsigned int order) { }

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import kbuild, vm
-from .common import BUILD, HARNESS, HarnessError, log, run
+from .common import BUILD, HARNESS, REPO, HarnessError, log, run
 
 # Upstream mm selftests run by the mm-selftests stage: {name: extra sources}.
 UPSTREAM_SELFTESTS = {"cow": [], "mkdirty": [], "gup_test": [],
@@ -22,10 +22,12 @@ UPSTREAM_SELFTESTS = {"cow": [], "mkdirty": [], "gup_test": [],
                       "uffd-unit-tests": ["uffd-common.c"]}
 # Stages of the default 'make test' plan, in order.
 DEFAULT_PLAN = ["topology", "migrc-core", "migrc-records", "migrc-switch",
-                "migrc-defer", "demotion", "mm-migration", "mm-selftests"]
+                "migrc-defer", "migrc-safety", "demotion", "mm-migration",
+                "mm-selftests"]
 # The patched tree with CONFIG_MIGRC=n must behave as vanilla: after the
 # main run, 'make test' builds it and runs these stages.
-NOMIGRC_PLAN = ["topology", "migrc-absent", "demotion", "mm-migration"]
+NOMIGRC_PLAN = ["topology", "migrc-absent", "migrc-safety", "demotion",
+                "mm-migration"]
 # Stages that test MIGRC itself: not run on a vanilla kernel.
 MIGRC_ONLY = {"migrc-core", "migrc-records", "migrc-switch", "migrc-defer"}
 PROBES = {"fail": "probe-fail", "warn": "probe-warn", "hang": "probe-hang",
@@ -64,6 +66,13 @@ def guest_programs(build):
     common = [mm / "vm_util.c", mm / "hugepage_settings.c"]
     compile_("migration", [mm / "migration.c"] + common, flags=flags,
              libs=["-lnuma"] + libs)
+    # Our own kselftests are overlay files: a vanilla tree has none, so
+    # they are built from the repository there ("../kselftest_harness.h"
+    # then resolves through the upstream mm/ directory).
+    safety = "tools/testing/selftests/migrc/migrc_safety.c"
+    compile_("migrc_safety",
+             [src / safety if (src / safety).exists() else REPO / safety],
+             flags=flags + ["-iquote", str(mm)], libs=libs)
     # The peer suite MIGRC must pass unchanged (mm-selftests stage).
     for name, extra in UPSTREAM_SELFTESTS.items():
         compile_(name, [mm / f"{name}.c"] + [mm / e for e in extra] + common,

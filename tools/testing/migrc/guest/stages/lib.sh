@@ -7,3 +7,20 @@ note() { echo "  $*"; }
 vmstat() { awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' /proc/vmstat; }
 # vmstat_sum PREFIX: sum of every /proc/vmstat counter starting with PREFIX.
 vmstat_sum() { awk -v p="$1" 'index($1, p) == 1 { s += $2 } END { print s + 0 }' /proc/vmstat; }
+
+# The MIGRC safety suite and its fault-injection knobs (migrc-safety,
+# migrc-knobs). KNOB_TESTS pairs each rule with a test that must catch it.
+KNOB=/sys/kernel/debug/migrc/break
+KNOBS="alloc write dirty"
+KNOB_TESTS="alloc:reuse_leak alloc:kernel_reuse write:write_fault_reuse
+write:proc_mem_write write:vm_writev dirty:lost_write"
+# knob_set RULES: break RULES ("none" restores all); fails without the knob.
+knob_set() { [ -w $KNOB ] && echo "$*" > $KNOB; }
+# safety_run LOG [ARGS]: run migrc_safety into LOG; its exit status.
+safety_run() { log=$1; shift; migrc_safety "$@" > "$log" 2>&1; }
+# safety_summary LOG: each test's result and counts.
+safety_summary() {
+	grep -E '^(# [0-9]+ pages|# shared file|# writable region|# pages [0-9]|ok |not ok |# (FAIL|PASS|Totals))' "$1" | sed 's/^/  /'
+}
+# failing LOG: the names of the tests that failed.
+failing() { sed -n 's/^not ok [0-9]* migrc\.\([a-z_]*\).*/\1/p' "$1" | tr '\n' ' ' | sed 's/ $//'; }

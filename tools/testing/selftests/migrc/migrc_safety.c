@@ -1,0 +1,1149 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MIGRC safety tests: a migration whose TLB flush MIGRC deferred must never
+ * let a CPU read anything but the current data through a stale entry, and
+ * must never lose a write.
+ *
+ * Readers pinned to every CPU but 0 spin over a read-only anonymous region
+ * and check every 8th word of every page, so their TLB entries for the old
+ * pages stay hot. CPU 0 migrates the region between NUMA nodes 0 and 1 with
+ * move_pages() and then does what could expose a missed flush: hand the old
+ * pages to another process or to the kernel, or change the data.
+ *
+ * The data goes through phases: phase 0 is the seeded content, a test that
+ * changes it declares the next value first and publishes the new phase once
+ * every page holds it. A reader that sees phase k accepts the value of phase
+ * k (or k + 1, being written); an older value is a stale read, anything else
+ * a wrong one (another owner's data). Both fail the test.
+ *
+ * Between a migration and the end of a check nothing here may free heap
+ * memory or change the mapping of this process otherwise: a heap trim
+ * (munmap) flushes the whole mm and would hide a missed flush.
+ *
+ * On a MIGRC kernel every test checks that migrc_pages_deferred grew, so a
+ * test that stopped exercising deferral fails instead of passing. With
+ * CONFIG_MIGRC_DEBUG, /sys/kernel/debug/migrc/break breaks one rule on
+ * purpose; the tests that cover the rule must then fail.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+
+#define MPOL_DEFAULT	0
+#define MPOL_BIND	2
+#define MPOL_MF_MOVE	(1 << 1)
+#define SEED		0x6d69677263000000ULL	/* "migrc" */
+#define MARKER		0x4c45414b4c45414bULL	/* "LEAKLEAK" */
+#define NEWDATA		0x6e65776e65776e65ULL	/* "newnewne" */
+#define NEWER		0x7265776572776572ULL	/* "rewerwer" */
+#define BREAK_FILE	"/sys/kernel/debug/migrc/break"
+#define NPAGES		1024		/* 4 MiB: two migration batches */
+#define MAX_READERS	64
+#define MAX_PHASE	8
+#define REUSE_BYTES	(8UL << 20)	/* what another owner fills per try */
+#define REUSE_TRIES	8
+#define WRITE_TRIES	4
+
+struct region;
+
+struct reader {
+	pthread_t thread;
+	int cpu;
+	unsigned long long words, wrong, stale;
+	struct region *r;
+};
+
+struct region {
+	char *mem;
+	size_t npages, psize;
+	int node;			/* where the pages are now */
+	volatile int stop;
+	int phase;			/* every page holds value(phase) */
+	unsigned char since[NPAGES];	/* the phase a page first changes in */
+	volatile int last;		/* a writer may be writing value(last) */
+	volatile uint64_t value[MAX_PHASE + 1];	/* value[0] unused: seed */
+	int nreaders, ncpus;
+	struct reader readers[MAX_READERS];
+	/* move_pages() arguments, allocated once (see the top comment). */
+	void **pages;
+	int *nodes, *status;
+};
+
+static uint64_t expected(size_t page)
+{
+	return SEED ^ page;
+}
+
+static uint64_t phase_value(const struct region *r, int k, size_t page)
+{
+	return k >= r->since[page] ? r->value[k] : expected(page);
+}
+
+/*
+ * A word the kernel is copying in (process_vm_writev(), /proc/self/mem)
+ * may be seen half written: every byte old or new.
+ */
+static bool torn(uint64_t v, uint64_t old, uint64_t new)
+{
+	for (int b = 0; b < 64; b += 8)
+		if (((v >> b) & 0xff) != ((old >> b) & 0xff) &&
+		    ((v >> b) & 0xff) != ((new >> b) & 0xff))
+			return false;
+	return true;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Classify a word that is not the current phase's value. */
+static void odd_word(struct reader *rd, size_t p, size_t i, uint64_t v, int k)
+{
+	struct region *r = rd->r;
+
+	/* The word was read before: the declarations below are older. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (k < r->last && (v == phase_value(r, k + 1, p) ||
+			    torn(v, phase_value(r, k, p), phase_value(r, k + 1, p))))
+		return;
+	for (int j = 0; j < k; j++) {
+		if (v == phase_value(r, j, p)) {
+			if (rd->stale++ < 3)
+				fprintf(stderr, "# cpu%d: page %zu word %zu still reads phase %d data %#llx (phase %d)\n",
+					rd->cpu, p, i, j, (unsigned long long)v, k);
+			return;
+		}
+	}
+	if (rd->wrong++ < 3)
+		fprintf(stderr, "# cpu%d: page %zu word %zu reads %#llx (phase %d)\n",
+			rd->cpu, p, i, (unsigned long long)v, k);
+}
+
+static void *read_loop(void *arg)
+{
+	struct reader *rd = arg;
+	struct region *r = rd->r;
+	size_t words = r->psize / sizeof(uint64_t);
+
+	pin(rd->cpu);
+	while (!r->stop) {
+		for (size_t p = 0; p < r->npages && !r->stop; p++) {
+			const volatile uint64_t *w =
+				(const volatile uint64_t *)(r->mem + p * r->psize);
+
+			for (size_t i = 0; i < words; i += 8) {
+				/* The phase first: its data is in place. */
+				int k = __atomic_load_n(&r->phase,
+							__ATOMIC_ACQUIRE);
+				uint64_t v = w[i];
+
+				rd->words++;
+				if (v != phase_value(r, k, p))
+					odd_word(rd, p, i, v, k);
+			}
+		}
+	}
+	return NULL;
+}
+
+/* A reader on every CPU but 0 (the migrating one). */
+static void start_readers(struct region *r)
+{
+	r->stop = 0;
+	r->nreaders = r->ncpus - 1 < MAX_READERS ? r->ncpus - 1 : MAX_READERS;
+	for (int i = 0; i < r->nreaders; i++) {
+		r->readers[i] = (struct reader){ .cpu = i + 1, .r = r };
+		pthread_create(&r->readers[i].thread, NULL, read_loop,
+			       &r->readers[i]);
+	}
+	usleep(200000);	/* every reader has the whole region in its TLB */
+}
+
+/* Announce the value of the next phase before writing it. */
+static void declare(struct region *r, uint64_t v)
+{
+	if (r->last >= MAX_PHASE)
+		return;
+	r->value[r->last + 1] = v;
+	__atomic_store_n(&r->last, r->last + 1, __ATOMIC_RELEASE);
+}
+
+/* Every page holds the declared value now: readers must see it. */
+static void publish(struct region *r)
+{
+	__atomic_store_n(&r->phase, r->last, __ATOMIC_RELEASE);
+	usleep(100000);
+}
+
+/* Write the declared value into every word of the region, in place. */
+static void write_all(struct region *r)
+{
+	uint64_t v = r->value[r->last];
+
+	for (size_t p = 0; p < r->npages; p++) {
+		volatile uint64_t *w = (volatile uint64_t *)(r->mem + p * r->psize);
+
+		for (size_t i = 0; i < r->psize / sizeof(uint64_t); i++)
+			w[i] = v;
+	}
+}
+
+/* /proc/vmstat counters each test reports, read without malloc(). */
+enum { C_DEFERRED, C_SENT, C_WRITE, C_RANGE, C_BUSY, C_DEBUG, NCOUNTERS };
+static const char * const counter_names[NCOUNTERS] = {
+	"migrc_pages_deferred", "migrc_flushes_sent", "migrc_forced_write",
+	"migrc_forced_range", "migrc_forced_src_busy", "migrc_debug_stale",
+};
+
+static void counters(long *c)
+{
+	static char buf[32768];
+	ssize_t n = 0, got;
+	int fd = open("/proc/vmstat", O_RDONLY);
+
+	for (int i = 0; i < NCOUNTERS; i++)
+		c[i] = 0;
+	if (fd < 0)
+		return;
+	while (n < (ssize_t)sizeof(buf) - 1 &&
+	       (got = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += got;
+	close(fd);
+	buf[n] = '\0';
+	for (int i = 0; i < NCOUNTERS; i++) {
+		size_t len = strlen(counter_names[i]);
+
+		for (char *s = buf; (s = strstr(s, counter_names[i])); s += len)
+			if ((s == buf || s[-1] == '\n') && s[len] == ' ')
+				c[i] = atol(s + len + 1);
+	}
+}
+
+static int have_migrc(void)
+{
+	return access("/sys/kernel/mm/migrc/enabled", F_OK) == 0;
+}
+
+/* The rules broken on purpose now (empty if none or no debug kernel). */
+static void break_get(char *buf, size_t len)
+{
+	int fd = open(BREAK_FILE, O_RDONLY);
+	ssize_t n = fd < 0 ? 0 : read(fd, buf, len - 1);
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (!strcmp(buf, "none"))
+		buf[0] = '\0';
+}
+
+static void break_set(const char *words)
+{
+	int fd = open(BREAK_FILE, O_WRONLY);
+
+	if (!words[0])
+		words = "none";
+	if (fd < 0)
+		return;
+	if (write(fd, words, strlen(words)) < 0)
+		perror("# " BREAK_FILE);
+	close(fd);
+}
+
+/* Move @npages pages at @mem to @node; return how many are there now. */
+static long move_range(struct region *r, char *mem, size_t npages, int node)
+{
+	long moved = 0;
+
+	for (size_t p = 0; p < npages; p++) {
+		r->pages[p] = mem + p * r->psize;
+		r->nodes[p] = node;
+	}
+	if (!syscall(SYS_move_pages, 0, npages, r->pages, r->nodes, r->status,
+		     MPOL_MF_MOVE))
+		for (size_t p = 0; p < npages; p++)
+			moved += r->status[p] == node;
+	return moved;
+}
+
+/* Migrate the region to the other node. */
+static long migrate(struct region *r)
+{
+	long moved = move_range(r, r->mem, r->npages, !r->node);
+
+	r->node = !r->node;
+	return moved;
+}
+
+static int bind_node(int node)
+{
+	unsigned long mask = 1UL << node;
+
+	return syscall(SYS_set_mempolicy, MPOL_BIND, &mask, 8 * sizeof(mask));
+}
+
+static char *map_anon(size_t len)
+{
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m != MAP_FAILED)
+		madvise(m, len, MADV_NOHUGEPAGE);
+	return m;
+}
+
+FIXTURE(migrc)
+{
+	struct region r;
+	long c0[NCOUNTERS];
+	char broken[128];
+};
+
+FIXTURE_SETUP(migrc)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct region *r = &self->r;
+
+	memset(r, 0, sizeof(*r));
+	self->broken[0] = '\0';
+	memset(r->since, 1, sizeof(r->since));
+	r->ncpus = ncpu;
+	if (ncpu < 2)
+		SKIP(return, "needs 2 CPUs");
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "needs NUMA node 1");
+	pin(0);
+	r->psize = sysconf(_SC_PAGESIZE);
+	r->npages = NPAGES;
+	r->pages = calloc(NPAGES, sizeof(*r->pages));
+	r->nodes = calloc(NPAGES, sizeof(*r->nodes));
+	r->status = calloc(NPAGES, sizeof(*r->status));
+	ASSERT_TRUE(r->pages && r->nodes && r->status);
+	r->mem = map_anon(r->npages * r->psize);
+	ASSERT_NE(r->mem, MAP_FAILED);
+	for (size_t p = 0; p < r->npages; p++) {
+		uint64_t *w = (uint64_t *)(r->mem + p * r->psize);
+
+		for (size_t i = 0; i < r->psize / sizeof(*w); i++)
+			w[i] = expected(p);
+	}
+	ASSERT_EQ(mprotect(r->mem, r->npages * r->psize, PROT_READ), 0);
+	r->node = 0;
+	ASSERT_EQ(move_range(r, r->mem, r->npages, 0), (long)r->npages);
+	start_readers(r);
+	counters(self->c0);
+	break_get(self->broken, sizeof(self->broken));
+	if (self->broken[0])
+		ksft_print_msg("rules broken on purpose: %s\n", self->broken);
+}
+
+static void stop_readers(struct region *r, unsigned long long *sum)
+{
+	r->stop = 1;
+	for (int i = 0; i < r->nreaders; i++) {
+		pthread_join(r->readers[i].thread, NULL);
+		sum[0] += r->readers[i].words;
+		sum[1] += r->readers[i].wrong;
+		sum[2] += r->readers[i].stale;
+	}
+	r->nreaders = 0;
+}
+
+FIXTURE_TEARDOWN(migrc)
+{
+	unsigned long long sum[3] = { 0 };
+
+	stop_readers(&self->r, sum);
+	break_set(self->broken);
+	if (self->r.mem && self->r.mem != MAP_FAILED)
+		munmap(self->r.mem, self->r.npages * self->r.psize);
+}
+
+/*
+ * Stop the readers, report, and check what they saw. Unless the test says
+ * no deferral was possible, a MIGRC kernel must have deferred pages.
+ */
+static void finish(struct __test_metadata *_metadata,
+		   FIXTURE_DATA(migrc) *self, long migrated, bool want_deferred)
+{
+	unsigned long long sum[3] = { 0 };
+	long c[NCOUNTERS];
+	int migrc = have_migrc();
+
+	stop_readers(&self->r, sum);
+	counters(c);
+	for (int i = 0; i < NCOUNTERS; i++)
+		c[i] -= self->c0[i];
+	ksft_print_msg("%ld pages migrated, %ld deferred, %ld flushes sent (forced: %ld write, %ld range, %ld busy source), %llu words checked, %llu wrong, %llu stale\n",
+		       migrated, c[C_DEFERRED], c[C_SENT], c[C_WRITE],
+		       c[C_RANGE], c[C_BUSY], sum[0], sum[1], sum[2]);
+	EXPECT_EQ(sum[1], 0ULL);
+	EXPECT_EQ(sum[2], 0ULL);
+	EXPECT_GT(sum[0], 0ULL);
+	if (migrc && want_deferred)
+		EXPECT_GT(c[C_DEFERRED], 0);
+	/* MIGRC_DEBUG's per-page check at the allocator exits. */
+	if (!self->broken[0])
+		EXPECT_EQ(c[C_DEBUG], 0);
+}
+
+/* 1. Integrity: ping-pong between the nodes, every read is the data. */
+TEST_F(migrc, integrity)
+{
+	long migrated = 0;
+
+	for (int round = 0; round < 16; round++)
+		migrated += migrate(&self->r);
+	EXPECT_EQ(migrated, 16L * (long)self->r.npages);
+	finish(_metadata, self, migrated, true);
+}
+
+/*
+ * Reuse: after each migration the old pages go at once to a new owner,
+ * which fills them with MARKER; readers must never see it (nor zeroes).
+ * reuse_first makes the allocator hand out pages with a pending flush
+ * before clean ones, so that the owner, bound to the node the pages left
+ * and running on the CPU that freed them, gets exactly those. A reader's
+ * stale entries may be lost before that (e.g. a kworker ran on its CPU and
+ * the return to the mm flushed); REUSE_TRIES tries make a broken kernel
+ * show up anyway.
+ */
+static long reuse_tries(struct __test_metadata *_metadata,
+			FIXTURE_DATA(migrc) *self,
+			void (*reuse)(void *ctx, int node), void *ctx)
+{
+	char aid[160];
+	long migrated = 0;
+
+	snprintf(aid, sizeof(aid), "%s reuse_first", self->broken);
+	break_set(aid);
+	for (int t = 0; t < REUSE_TRIES; t++) {
+		int from = self->r.node;
+
+		migrated += migrate(&self->r);
+		reuse(ctx, from);
+		usleep(30000);
+	}
+	break_set(self->broken);
+	EXPECT_EQ(migrated, REUSE_TRIES * (long)self->r.npages);
+	return migrated;
+}
+
+/* The other process: fills fresh memory on each node number it is sent. */
+struct filler {
+	pid_t pid;
+	int cmd, ack;
+};
+
+static void filler_loop(int cmd, int ack)
+{
+	uint64_t *m = NULL;
+	char node;
+
+	pin(0);
+	while (read(cmd, &node, 1) == 1 && node != 'q') {
+		if (m)
+			munmap(m, REUSE_BYTES);
+		if (bind_node(node - '0'))
+			_exit(2);
+		m = mmap(NULL, REUSE_BYTES, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			_exit(3);
+		for (size_t i = 0; i < REUSE_BYTES / sizeof(*m); i++)
+			m[i] = MARKER;
+		if (write(ack, "d", 1) != 1)
+			_exit(4);
+	}
+	_exit(0);
+}
+
+static void filler_reuse(void *ctx, int node)
+{
+	struct filler *f = ctx;
+	char c = '0' + node;
+
+	if (write(f->cmd, &c, 1) != 1 || read(f->ack, &c, 1) != 1)
+		fprintf(stderr, "# the filler process died\n");
+}
+
+/*
+ * 2. Reuse leak: the new owner is another process. It is forked before
+ * the first migration (fork flushes this mm's TLB) and does not inherit
+ * the region (shared pages would not be deferred).
+ */
+TEST_F(migrc, reuse_leak)
+{
+	struct filler f;
+	int cmd[2], ack[2], status;
+	long migrated;
+
+	ASSERT_EQ(madvise(self->r.mem, self->r.npages * self->r.psize,
+			  MADV_DONTFORK), 0);
+	ASSERT_EQ(pipe(cmd), 0);
+	ASSERT_EQ(pipe(ack), 0);
+	f.pid = fork();
+	ASSERT_GE(f.pid, 0);
+	if (f.pid == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		filler_loop(cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	f.cmd = cmd[1];
+	f.ack = ack[0];
+	usleep(100000);
+
+	migrated = reuse_tries(_metadata, self, filler_reuse, &f);
+	ASSERT_EQ(write(f.cmd, "q", 1), 1);
+	ASSERT_EQ(waitpid(f.pid, &status, 0), f.pid);
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+	close(f.cmd);
+	close(f.ack);
+	finish(_metadata, self, migrated, true);
+}
+
+struct page_cache_fill {
+	int fd;
+	const char *buf;
+	size_t len;
+};
+
+static void page_cache_reuse(void *ctx, int node)
+{
+	struct page_cache_fill *pc = ctx;
+
+	if (ftruncate(pc->fd, 0) || bind_node(node))
+		fprintf(stderr, "# cannot reset the page cache file\n");
+	for (size_t off = 0; off < REUSE_BYTES; off += pc->len)
+		if (pwrite(pc->fd, pc->buf, pc->len, off) != (ssize_t)pc->len)
+			fprintf(stderr, "# page cache write failed\n");
+	syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0);
+}
+
+/*
+ * 3. Kernel-side reuse: the new owner is the page cache. write() makes the
+ * kernel allocate folios for a memfd and copy MARKER into them.
+ */
+TEST_F(migrc, kernel_reuse)
+{
+	struct page_cache_fill pc = { .len = 64 << 10 };
+	uint64_t *buf = malloc(pc.len);
+	long migrated;
+
+	ASSERT_NE(buf, NULL);
+	for (size_t i = 0; i < pc.len / sizeof(*buf); i++)
+		buf[i] = MARKER;
+	pc.buf = (const char *)buf;
+	pc.fd = memfd_create("migrc-page-cache", 0);
+	ASSERT_GE(pc.fd, 0);
+	migrated = reuse_tries(_metadata, self, page_cache_reuse, &pc);
+	finish(_metadata, self, migrated, true);
+	close(pc.fd);
+	free(buf);
+}
+
+/*
+ * Writes in place: migrate, then change the data by @write, WRITE_TRIES
+ * times with alternating values, each preceded by @prepare. A reader CPU
+ * loses its stale entries whenever it flushes on its own (a kernel thread
+ * ran there and the return to this mm caught up with its tlb_gen), so one
+ * try may not expose a missed flush; four do.
+ */
+static long write_tries(struct __test_metadata *_metadata,
+			FIXTURE_DATA(migrc) *self,
+			void (*prepare)(struct region *r, void *ctx),
+			void (*write)(struct region *r, void *ctx), void *ctx)
+{
+	static const uint64_t values[] = { NEWDATA, NEWER };
+	struct region *r = &self->r;
+	long migrated = 0;
+
+	for (int t = 0; t < WRITE_TRIES; t++) {
+		if (prepare)
+			prepare(r, ctx);
+		migrated += migrate(r);
+		declare(r, values[t & 1]);
+		write(r, ctx);
+		publish(r);
+	}
+	EXPECT_EQ(migrated, WRITE_TRIES * (long)r->npages);
+	return migrated;
+}
+
+/* Soft-dirty tracking: write-protect every PTE of this process. */
+static void clear_soft_dirty(struct region *r, void *ctx)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY);
+
+	if (fd < 0 || write(fd, "4", 1) != 1)
+		perror("# clear_refs");
+	if (fd >= 0)
+		close(fd);
+	usleep(50000);
+}
+
+static void write_in_place(struct region *r, void *ctx)
+{
+	write_all(r);
+}
+
+/*
+ * 4. Write fault reuse: soft-dirty tracking (clear_refs 4) write-protected
+ * the PTEs of the writable region, the migration deferred their flush, and
+ * the owner then writes in place: do_wp_page() reuses the exclusive page
+ * and makes the PTE writable without a flush of its own.
+ */
+TEST_F(migrc, write_fault_reuse)
+{
+	struct region *r = &self->r;
+	long migrated;
+
+	ASSERT_EQ(mprotect(r->mem, r->npages * r->psize,
+			   PROT_READ | PROT_WRITE), 0);
+	migrated = write_tries(_metadata, self, clear_soft_dirty,
+			       write_in_place, NULL);
+	finish(_metadata, self, migrated, true);
+}
+
+struct proc_mem {
+	int fd;
+	uint64_t *page;
+};
+
+static void write_proc_mem(struct region *r, void *ctx)
+{
+	struct proc_mem *pm = ctx;
+
+	for (size_t i = 0; i < r->psize / sizeof(uint64_t); i++)
+		pm->page[i] = r->value[r->last];
+	for (size_t p = 0; p < r->npages; p++)
+		if (pwrite(pm->fd, pm->page, r->psize,
+			   (off_t)(uintptr_t)(r->mem + p * r->psize)) !=
+		    (ssize_t)r->psize)
+			perror("# /proc/self/mem");
+}
+
+/*
+ * 5. GUP for write with FOLL_FORCE: /proc/self/mem writes the read-only
+ * region through the page itself; the PTE stays read-only.
+ */
+TEST_F(migrc, proc_mem_write)
+{
+	struct proc_mem pm = { .fd = open("/proc/self/mem", O_RDWR) };
+	long migrated;
+
+	pm.page = calloc(1, self->r.psize);	/* touched before migrating */
+	ASSERT_GE(pm.fd, 0);
+	ASSERT_NE(pm.page, NULL);
+	migrated = write_tries(_metadata, self, NULL, write_proc_mem, &pm);
+	finish(_metadata, self, migrated, true);
+	close(pm.fd);
+	free(pm.page);
+}
+
+/* The other process of vm_writev, forked before any migration. */
+struct vm_writer {
+	pid_t pid;
+	int cmd, ack;
+};
+
+static void vm_writer_loop(struct region *r, pid_t parent, int cmd, int ack)
+{
+	uint64_t *src = calloc(1, r->psize), *back = calloc(1, r->psize);
+	uint64_t v;
+
+	if (!src || !back)
+		_exit(1);
+	/* Fault both in now, not while stale entries are being hunted. */
+	src[0] = back[0] = 1;
+	if (write(ack, "r", 1) != 1)
+		_exit(1);
+	while (read(cmd, &v, sizeof(v)) == sizeof(v)) {
+		for (size_t i = 0; i < r->psize / sizeof(*src); i++)
+			src[i] = v;
+		for (size_t p = 0; p < r->npages; p++) {
+			struct iovec l = { src, r->psize };
+			struct iovec rv = { r->mem + p * r->psize, r->psize };
+
+			if (process_vm_writev(parent, &l, 1, &rv, 1, 0) !=
+			    (ssize_t)r->psize)
+				_exit(2);
+			l.iov_base = back;
+			if (process_vm_readv(parent, &l, 1, &rv, 1, 0) !=
+			    (ssize_t)r->psize || memcmp(back, src, r->psize))
+				_exit(3);
+		}
+		if (write(ack, "d", 1) != 1)
+			_exit(4);
+	}
+	_exit(0);
+}
+
+static void write_from_other(struct region *r, void *ctx)
+{
+	struct vm_writer *vw = ctx;
+	uint64_t v = r->value[r->last];
+	char c;
+
+	if (write(vw->cmd, &v, sizeof(v)) != sizeof(v) ||
+	    read(vw->ack, &c, 1) != 1)
+		fprintf(stderr, "# the writer process failed\n");
+}
+
+/*
+ * 6. GUP for write by another process: process_vm_writev() into the
+ * writable region whose PTEs soft-dirty tracking write-protected (the same
+ * pin-for-write path as an O_DIRECT read into the range), checked with
+ * process_vm_readv(). The writer is forked before the migrations: fork()
+ * flushes this mm.
+ */
+TEST_F(migrc, vm_writev)
+{
+	struct region *r = &self->r;
+	size_t len = r->npages * r->psize;
+	struct vm_writer vw;
+	int cmd[2], ack[2], status;
+	pid_t parent = getpid();
+	long migrated;
+	char ready;
+
+	ASSERT_EQ(madvise(r->mem, len, MADV_DONTFORK), 0);
+	ASSERT_EQ(mprotect(r->mem, len, PROT_READ | PROT_WRITE), 0);
+	ASSERT_EQ(pipe(cmd), 0);
+	ASSERT_EQ(pipe(ack), 0);
+	vw.pid = fork();
+	ASSERT_GE(vw.pid, 0);
+	if (vw.pid == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		vm_writer_loop(r, parent, cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	vw.cmd = cmd[1];
+	vw.ack = ack[0];
+	ASSERT_EQ(read(vw.ack, &ready, 1), 1);
+	migrated = write_tries(_metadata, self, clear_soft_dirty,
+			       write_from_other, &vw);
+	close(vw.cmd);
+	ASSERT_EQ(waitpid(vw.pid, &status, 0), vw.pid);
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+	close(vw.ack);
+	finish(_metadata, self, migrated, true);
+}
+
+/*
+ * 7. mprotect() upgrade: PROT_READ -> PROT_READ | PROT_WRITE maps the
+ * exclusive pages writable at once, without a write fault. On x86 the
+ * upgrade flushes by itself (pte_needs_flush(): _PAGE_RW changed); where
+ * it does not, flush_tlb_batched_pending() in change_pte_range() must.
+ */
+TEST_F(migrc, mprotect_upgrade)
+{
+	struct region *r = &self->r;
+	long migrated = migrate(r);
+
+	EXPECT_EQ(migrated, (long)r->npages);
+	ASSERT_EQ(mprotect(r->mem, r->npages * r->psize,
+			   PROT_READ | PROT_WRITE), 0);
+	declare(r, NEWDATA);
+	write_all(r);
+	publish(r);
+	finish(_metadata, self, migrated, true);
+}
+
+/*
+ * 8. userfaultfd write-unprotect: the region is write-protected with
+ * UFFDIO_WRITEPROTECT, migrated, then unprotected, which maps the pages
+ * writable again through change_pte_range() (as the mprotect() upgrade).
+ */
+TEST_F(migrc, uffd_unprotect)
+{
+	struct region *r = &self->r;
+	size_t len = r->npages * r->psize;
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { (unsigned long)r->mem, len },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+	struct uffdio_writeprotect wp = {
+		.range = { (unsigned long)r->mem, len },
+		.mode = UFFDIO_WRITEPROTECT_MODE_WP,
+	};
+	long migrated;
+	int uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (uffd < 0)
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
+	ASSERT_EQ(mprotect(r->mem, len, PROT_READ | PROT_WRITE), 0);
+	ASSERT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
+	ASSERT_EQ(ioctl(uffd, UFFDIO_WRITEPROTECT, &wp), 0);
+	usleep(100000);
+	migrated = migrate(r);
+	EXPECT_EQ(migrated, (long)r->npages);
+	wp.mode = 0;
+	ASSERT_EQ(ioctl(uffd, UFFDIO_WRITEPROTECT, &wp), 0);
+	declare(r, NEWDATA);
+	write_all(r);
+	publish(r);
+	finish(_metadata, self, migrated, true);
+	close(uffd);
+}
+
+/*
+ * 9. fork() then COW: the child shares the migrated pages, the parent
+ * makes the region writable and writes, which copies every page. fork
+ * flushed this mm; the readers must see the parent's new data.
+ */
+TEST_F(migrc, fork_cow)
+{
+	struct region *r = &self->r;
+	int go[2], status;
+	long migrated = migrate(r);
+	pid_t child;
+	char c;
+
+	EXPECT_EQ(migrated, (long)r->npages);
+	ASSERT_EQ(pipe(go), 0);
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		close(go[1]);
+		/* Hold the old data until the parent wrote its copy. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (size_t p = 0; p < r->npages; p++)
+			if (*(uint64_t *)(r->mem + p * r->psize) != expected(p))
+				_exit(2);
+		_exit(0);
+	}
+	close(go[0]);
+	ASSERT_EQ(mprotect(r->mem, r->npages * r->psize,
+			   PROT_READ | PROT_WRITE), 0);
+	declare(r, NEWDATA);
+	write_all(r);
+	publish(r);
+	ASSERT_EQ(write(go[1], "g", 1), 1);
+	close(go[1]);
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+	finish(_metadata, self, migrated, true);
+}
+
+/*
+ * 10. Range reuse: mmap(MAP_FIXED) puts a shared file mapping with new
+ * contents over the migrated range, then mremap() moves an anonymous
+ * region with other contents over it; each time the readers must see
+ * only the new contents.
+ */
+TEST_F(migrc, range_reuse)
+{
+	struct region *r = &self->r;
+	size_t len = r->npages * r->psize;
+	uint64_t *buf = malloc(len);
+	char *spare = map_anon(len);
+	int fd = memfd_create("migrc-range", 0);
+	long migrated = 0;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_NE(buf, NULL);
+	ASSERT_NE(spare, MAP_FAILED);
+	for (size_t i = 0; i < len / sizeof(*buf); i++)
+		buf[i] = NEWDATA;
+	ASSERT_EQ(pwrite(fd, buf, len, 0), (ssize_t)len);
+	for (size_t i = 0; i < len / sizeof(*buf); i++)
+		((uint64_t *)spare)[i] = NEWER;
+
+	migrated += migrate(r);
+	declare(r, NEWDATA);
+	ASSERT_EQ(mmap(r->mem, len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0),
+		  r->mem);
+	publish(r);
+
+	/* The anonymous region replaces the file, is migrated, replaced. */
+	declare(r, NEWER);
+	ASSERT_EQ(mprotect(spare, len, PROT_READ), 0);
+	ASSERT_EQ(move_range(r, spare, r->npages, 0), (long)r->npages);
+	r->node = 0;
+	ASSERT_EQ(mremap(spare, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			 r->mem), r->mem);
+	publish(r);
+	migrated += migrate(r);
+	declare(r, MARKER);
+	for (size_t i = 0; i < len / sizeof(*buf); i++)
+		buf[i] = MARKER;
+	ASSERT_EQ(pwrite(fd, buf, len, 0), (ssize_t)len);
+	ASSERT_EQ(mmap(r->mem, len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0),
+		  r->mem);
+	publish(r);
+	EXPECT_EQ(migrated, 2L * (long)r->npages);
+	finish(_metadata, self, migrated, true);
+	close(fd);
+	free(buf);
+}
+
+/*
+ * 11. Range reuse while the PTEs are migration entries: a thread maps a
+ * file over the last pages of the first migration batch (512 pages) once
+ * pagemap shows them unmapped, while the copies are still running. The
+ * zap finds no present PTE, so no flush of its own: only the read-only
+ * batch's tlb_flush_batched mark (flush_tlb_batched_pending()) removes the
+ * readers' stale entries of the old pages from the new mapping.
+ */
+struct replacer {
+	struct region *r;
+	size_t lo, hi;
+	int fd, pagemap;
+	volatile int go, done, hit;
+};
+
+/* Whether the PTE of a page is a swap-type entry (migration entry). */
+static bool unmapped(struct replacer *rp, size_t page)
+{
+	uint64_t e = 0;
+	uintptr_t va = (uintptr_t)(rp->r->mem + page * rp->r->psize);
+
+	if (pread(rp->pagemap, &e, sizeof(e), va / rp->r->psize * sizeof(e)) !=
+	    sizeof(e))
+		return false;
+	return (e >> 62) & 1;
+}
+
+static void *replace_when_unmapped(void *arg)
+{
+	struct replacer *rp = arg;
+	struct region *r = rp->r;
+
+	pin(1);
+	while (!rp->go)
+		sched_yield();
+	while (!rp->done && !rp->hit)
+		rp->hit = unmapped(rp, rp->lo) && unmapped(rp, rp->hi - 1);
+	if (mmap(r->mem + rp->lo * r->psize, (rp->hi - rp->lo) * r->psize,
+		 PROT_READ, MAP_SHARED | MAP_FIXED, rp->fd,
+		 rp->lo * r->psize) == MAP_FAILED)
+		rp->hit = -1;
+	__atomic_store_n(&r->phase, r->last, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST_F(migrc, range_race)
+{
+	struct region *r = &self->r;
+	size_t len = r->npages * r->psize, lo = 512, hi = 512;
+	struct replacer rp = { .r = r };
+	uint64_t *buf = malloc(len);
+	long migrated = 0;
+	int tries = 0;
+	pthread_t t;
+
+	ASSERT_NE(buf, NULL);
+	rp.fd = memfd_create("migrc-race", 0);
+	rp.pagemap = open("/proc/self/pagemap", O_RDONLY);
+	ASSERT_GE(rp.fd, 0);
+	ASSERT_GE(rp.pagemap, 0);
+	for (size_t i = 0; i < len / sizeof(*buf); i++)
+		buf[i] = NEWDATA;
+	ASSERT_EQ(pwrite(rp.fd, buf, len, 0), (ssize_t)len);
+	memset(r->since, MAX_PHASE + 1, sizeof(r->since));
+	/* 32 pages from the end of the first batch down, until one hits. */
+	while (!rp.hit && tries < MAX_PHASE) {
+		hi = lo;
+		lo = hi - 32;
+		memset(r->since + lo, r->last + 1, hi - lo);
+		declare(r, NEWDATA);
+		rp.lo = lo;
+		rp.hi = hi;
+		rp.go = rp.done = 0;
+		ASSERT_EQ(pthread_create(&t, NULL, replace_when_unmapped, &rp), 0);
+		usleep(10000);
+		rp.go = 1;
+		migrated += migrate(r);
+		rp.done = 1;
+		pthread_join(t, NULL);
+		ASSERT_NE(rp.hit, -1);
+		tries++;
+		usleep(100000);
+	}
+	ksft_print_msg("pages %zu-%zu replaced while migration entries: %s (try %d)\n",
+		       lo, hi - 1, rp.hit ? "yes" : "no", tries);
+	/* Otherwise the test did not test the window. */
+	EXPECT_EQ(rp.hit, 1);
+	usleep(200000);
+	finish(_metadata, self, migrated, true);
+	close(rp.fd);
+	close(rp.pagemap);
+	free(buf);
+}
+
+/*
+ * 12. File-backed: MIGRC defers only anonymous folios. A shared mapping of
+ * a memfd is migrated (no page may be deferred), then another process
+ * changes the file with write() and punches a hole (truncate of a range):
+ * the readers see the new data, then zeroes.
+ */
+TEST_F(migrc, file_shared)
+{
+	struct region *r = &self->r;
+	size_t len = r->npages * r->psize;
+	unsigned long long sum[3] = { 0 };
+	long c[NCOUNTERS], before, migrated;
+	int fd = memfd_create("migrc-file", 0), status;
+	uint64_t *buf = malloc(len);
+	pid_t child;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_NE(buf, NULL);
+	/* Anonymous first: this kernel defers at all. */
+	migrated = migrate(r);
+	stop_readers(r, sum);
+	for (size_t p = 0; p < r->npages; p++)
+		for (size_t i = 0; i < r->psize / sizeof(*buf); i++)
+			buf[p * r->psize / sizeof(*buf) + i] = expected(p);
+	ASSERT_EQ(pwrite(fd, buf, len, 0), (ssize_t)len);
+	/* Populated: move_pages() finds only mapped pages. */
+	ASSERT_EQ(mmap(r->mem, len, PROT_READ,
+		       MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0), r->mem);
+	ASSERT_EQ(move_range(r, r->mem, r->npages, 0), (long)r->npages);
+	r->node = 0;
+	start_readers(r);
+	r->readers[0].words += sum[0];
+	r->readers[0].wrong += sum[1];
+	r->readers[0].stale += sum[2];
+
+	counters(c);
+	before = c[C_DEFERRED];
+	for (int round = 0; round < 4; round++)
+		migrated += migrate(r);
+	counters(c);
+	ksft_print_msg("shared file mapping: %ld pages deferred of %ld migrated\n",
+		       c[C_DEFERRED] - before, 4L * (long)r->npages);
+	EXPECT_EQ(c[C_DEFERRED] - before, 0);
+
+	declare(r, NEWDATA);
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		for (size_t i = 0; i < len / sizeof(*buf); i++)
+			buf[i] = NEWDATA;
+		_exit(pwrite(fd, buf, len, 0) != (ssize_t)len);
+	}
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+	publish(r);
+	for (int round = 0; round < 2; round++)
+		migrated += migrate(r);
+	declare(r, 0);
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0)
+		_exit(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				0, len) != 0);
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+	publish(r);
+	finish(_metadata, self, migrated, true);
+	close(fd);
+	free(buf);
+}
+
+/*
+ * 13. Lost writes: writer threads on every CPU but 0 keep incrementing
+ * their own word of every page of a writable region while it migrates with
+ * the read-only one. MIGRC must flush writable PTEs at once: every
+ * increment must survive the copies.
+ */
+struct writer {
+	pthread_t thread;
+	int cpu, slot;
+	char *mem;
+	size_t npages, psize;
+	volatile int *stop;
+	uint64_t *done;		/* increments per page */
+};
+
+static void *write_loop(void *arg)
+{
+	struct writer *wr = arg;
+
+	pin(wr->cpu);
+	while (!*wr->stop)
+		for (size_t p = 0; p < wr->npages; p++) {
+			volatile uint64_t *w = (volatile uint64_t *)
+				(wr->mem + p * wr->psize) + wr->slot * 8;
+
+			*w += 1;
+			wr->done[p]++;
+		}
+	return NULL;
+}
+
+TEST_F(migrc, lost_write)
+{
+	struct region *r = &self->r;
+	size_t len = r->npages * r->psize;
+	struct writer wr[MAX_READERS];
+	int nw = r->nreaders, wnode = 0;
+	char *mem = map_anon(len);
+	volatile int stop = 0;
+	long migrated = 0, lost = 0, wmoved = 0;
+
+	ASSERT_NE(mem, MAP_FAILED);
+	memset(mem, 0, len);
+	ASSERT_EQ(move_range(r, mem, r->npages, 0), (long)r->npages);
+	for (int i = 0; i < nw; i++) {
+		wr[i] = (struct writer){ .cpu = i + 1, .slot = i, .mem = mem,
+			.npages = r->npages, .psize = r->psize, .stop = &stop,
+			.done = calloc(r->npages, sizeof(uint64_t)) };
+		ASSERT_NE(wr[i].done, NULL);
+		pthread_create(&wr[i].thread, NULL, write_loop, &wr[i]);
+	}
+	usleep(100000);
+	for (int round = 0; round < 8; round++) {
+		migrated += migrate(r);
+		wnode = !wnode;
+		wmoved += move_range(r, mem, r->npages, wnode);
+	}
+	usleep(100000);
+	stop = 1;
+	for (int i = 0; i < nw; i++) {
+		pthread_join(wr[i].thread, NULL);
+		for (size_t p = 0; p < r->npages; p++)
+			lost += wr[i].done[p] -
+				((uint64_t *)(mem + p * r->psize))[i * 8];
+		free(wr[i].done);
+	}
+	ksft_print_msg("writable region: %ld pages migrated under %d writers, %ld increments lost\n",
+		       wmoved, nw, lost);
+	EXPECT_EQ(lost, 0);
+	EXPECT_EQ(wmoved, 8L * (long)r->npages);
+	finish(_metadata, self, migrated + wmoved, true);
+	munmap(mem, len);
+}
+
+TEST_HARNESS_MAIN
