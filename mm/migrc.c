@@ -323,7 +323,7 @@ DEFINE_SHOW_ATTRIBUTE(migrc_state);
 unsigned int migrc_break_mask;
 
 static const char * const migrc_break_names[] = {
-	"alloc", "write", "dirty", "reuse_first",
+	"alloc", "write", "dirty", "batched", "reuse_first",
 };
 
 /*

@@ -203,7 +203,8 @@ enum migrc_break {
 	MIGRC_BREAK_ALLOC	= 1U << 0,	/* no flush at allocator exits */
 	MIGRC_BREAK_WRITE	= 1U << 1,	/* no flush before a PTE becomes writable */
 	MIGRC_BREAK_DIRTY	= 1U << 2,	/* defer dirty and writable PTEs too */
-	MIGRC_REUSE_FIRST	= 1U << 3,	/* pending pages are reused first */
+	MIGRC_BREAK_BATCHED	= 1U << 3,	/* no tlb_flush_batched mark */
+	MIGRC_REUSE_FIRST	= 1U << 4,	/* pending pages are reused first */
 };
 
 #ifdef CONFIG_MIGRC_DEBUG

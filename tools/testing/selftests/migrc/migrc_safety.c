@@ -78,6 +78,7 @@ struct region {
 	unsigned char since[NPAGES];	/* the phase a page first changes in */
 	volatile int last;		/* a writer may be writing value(last) */
 	volatile uint64_t value[MAX_PHASE + 1];	/* value[0] unused: seed */
+	volatile size_t scan_lo, scan_hi;	/* the pages readers check */
 	int nreaders, ncpus;
 	struct reader readers[MAX_READERS];
 	/* move_pages() arguments, allocated once (see the top comment). */
@@ -148,7 +149,7 @@ static void *read_loop(void *arg)
 
 	pin(rd->cpu);
 	while (!r->stop) {
-		for (size_t p = 0; p < r->npages && !r->stop; p++) {
+		for (size_t p = r->scan_lo; p < r->scan_hi && !r->stop; p++) {
 			const volatile uint64_t *w =
 				(const volatile uint64_t *)(r->mem + p * r->psize);
 
@@ -329,6 +330,7 @@ FIXTURE_SETUP(migrc)
 	memset(r, 0, sizeof(*r));
 	self->broken[0] = '\0';
 	memset(r->since, 1, sizeof(r->since));
+	r->scan_hi = NPAGES;
 	r->ncpus = ncpu;
 	if (ncpu < 2)
 		SKIP(return, "needs 2 CPUs");
@@ -977,11 +979,18 @@ TEST_F(migrc, range_race)
 		lo = hi - 32;
 		memset(r->since + lo, r->last + 1, hi - lo);
 		declare(r, NEWDATA);
+		/*
+		 * Readers check only these pages: one that faulted on
+		 * another page's migration entry would sleep, and its CPU
+		 * would flush on return to this mm (tlb_gen moved on).
+		 */
+		r->scan_lo = lo;
+		r->scan_hi = hi;
 		rp.lo = lo;
 		rp.hi = hi;
 		rp.go = rp.done = 0;
 		ASSERT_EQ(pthread_create(&t, NULL, replace_when_unmapped, &rp), 0);
-		usleep(10000);
+		usleep(50000);
 		rp.go = 1;
 		migrated += migrate(r);
 		rp.done = 1;
