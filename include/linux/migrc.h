@@ -76,6 +76,22 @@ struct migrc_gens {
 	atomic64_t retired;
 };
 
+/*
+ * Fault injection for the tests (CONFIG_MIGRC_DEBUG only; the names exist
+ * in every configuration, so that callers need no #ifdef), set through
+ * /sys/kernel/debug/migrc/break: each bit breaks one safety rule on
+ * purpose, so that a test can show it catches the hole. REUSE_FIRST breaks
+ * nothing: freed pages with a pending flush are handed out first, so that
+ * a test reaches the allocator exit quickly.
+ */
+enum migrc_break {
+	MIGRC_BREAK_ALLOC	= 1U << 0,	/* no flush at allocator exits */
+	MIGRC_BREAK_WRITE	= 1U << 1,	/* no flush before a PTE becomes writable */
+	MIGRC_BREAK_DIRTY	= 1U << 2,	/* defer dirty and writable PTEs too */
+	MIGRC_BREAK_BATCHED	= 1U << 3,	/* no tlb_flush_batched mark */
+	MIGRC_REUSE_FIRST	= 1U << 4,	/* pending pages are reused first */
+};
+
 #ifdef CONFIG_MIGRC
 
 extern struct migrc_gens migrc_gens;
@@ -191,21 +207,6 @@ static inline bool migrc_page_clean(const struct page *page)
 
 	return likely(!gen) || migrc_gen_retired(gen);
 }
-
-/*
- * Fault injection for the tests (CONFIG_MIGRC_DEBUG only), set through
- * /sys/kernel/debug/migrc/break: each bit breaks one safety rule on
- * purpose, so that a test can show it catches the hole. REUSE_FIRST breaks
- * nothing: freed pages with a pending flush are handed out first, so that
- * a test reaches the allocator exit quickly.
- */
-enum migrc_break {
-	MIGRC_BREAK_ALLOC	= 1U << 0,	/* no flush at allocator exits */
-	MIGRC_BREAK_WRITE	= 1U << 1,	/* no flush before a PTE becomes writable */
-	MIGRC_BREAK_DIRTY	= 1U << 2,	/* defer dirty and writable PTEs too */
-	MIGRC_BREAK_BATCHED	= 1U << 3,	/* no tlb_flush_batched mark */
-	MIGRC_REUSE_FIRST	= 1U << 4,	/* pending pages are reused first */
-};
 
 #ifdef CONFIG_MIGRC_DEBUG
 extern unsigned int migrc_break_mask;
