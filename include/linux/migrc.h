@@ -92,6 +92,21 @@ enum migrc_break {
 	MIGRC_REUSE_FIRST	= 1U << 4,	/* pending pages are reused first */
 };
 
+/* Whether @rule is broken on purpose; constant false without the knob. */
+#ifdef CONFIG_MIGRC_DEBUG
+extern unsigned int migrc_break_mask;
+
+static inline bool migrc_broken(unsigned int rule)
+{
+	return unlikely(READ_ONCE(migrc_break_mask) & rule);
+}
+#else
+static inline bool migrc_broken(unsigned int rule)
+{
+	return false;
+}
+#endif
+
 #ifdef CONFIG_MIGRC
 
 extern struct migrc_gens migrc_gens;
@@ -209,20 +224,6 @@ static inline bool migrc_page_clean(const struct page *page)
 }
 
 #ifdef CONFIG_MIGRC_DEBUG
-extern unsigned int migrc_break_mask;
-
-static inline bool migrc_broken(unsigned int rule)
-{
-	return unlikely(READ_ONCE(migrc_break_mask) & rule);
-}
-#else
-static inline bool migrc_broken(unsigned int rule)
-{
-	return false;
-}
-#endif
-
-#ifdef CONFIG_MIGRC_DEBUG
 extern struct page_ext_operations migrc_debug_ops;
 void migrc_debug_free(struct page *page, unsigned int order, unsigned long gen);
 void migrc_debug_leave(struct page *page, unsigned int order);
@@ -283,8 +284,6 @@ static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
 }
 
 static inline bool migrc_page_clean(const struct page *page) { return true; }
-
-static inline bool migrc_broken(unsigned int rule) { return false; }
 static inline void migrc_debug_free(struct page *page, unsigned int order,
 				    unsigned long gen) { }
 static inline void migrc_page_leave(struct page *page, unsigned int order) { }

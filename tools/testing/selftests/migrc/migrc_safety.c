@@ -545,22 +545,76 @@ static long reuse_tries(struct __test_metadata *_metadata,
 	return migrated;
 }
 
-/* The other process: fills fresh memory on each node number it is sent. */
-struct filler {
+/*
+ * Another process, forked before the first migration (fork() flushes this
+ * mm): it runs @loop, which reads 64-bit commands from @cmd until EOF and
+ * answers each on @ack, after one "ready" byte.
+ */
+struct helper {
 	pid_t pid;
 	int cmd, ack;
 };
 
-static void filler_loop(int cmd, int ack)
+static bool start_helper(struct helper *h, struct region *r,
+			 void (*loop)(struct region *r, pid_t parent, int cmd,
+				      int ack))
 {
-	uint64_t *m = NULL;
-	char node;
+	int cmd[2], ack[2];
+	pid_t parent = getpid();
+	char ready;
+
+	if (pipe(cmd) || pipe(ack))
+		return false;
+	h->pid = fork();
+	if (h->pid < 0)
+		return false;
+	if (h->pid == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		loop(r, parent, cmd[0], ack[1]);
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	h->cmd = cmd[1];
+	h->ack = ack[0];
+	return read(h->ack, &ready, 1) == 1;
+}
+
+/* Send one command and wait for its answer. */
+static void helper_do(struct helper *h, uint64_t command)
+{
+	char c;
+
+	if (write(h->cmd, &command, sizeof(command)) != sizeof(command) ||
+	    read(h->ack, &c, 1) != 1)
+		fprintf(stderr, "# the helper process failed\n");
+}
+
+/* End it: whether it exited cleanly. */
+static bool stop_helper(struct helper *h)
+{
+	int status = 0;
+
+	close(h->cmd);
+	if (waitpid(h->pid, &status, 0) != h->pid)
+		status = -1;
+	close(h->ack);
+	return exited_ok(status);
+}
+
+/* reuse_leak's helper: fills fresh memory on each node it is sent. */
+static void filler_loop(struct region *r, pid_t parent, int cmd, int ack)
+{
+	uint64_t *m = NULL, node;
 
 	pin(0);
-	while (read(cmd, &node, 1) == 1 && node != 'q') {
+	if (write(ack, "r", 1) != 1)
+		_exit(1);
+	while (read(cmd, &node, sizeof(node)) == sizeof(node)) {
 		if (m)
 			munmap(m, REUSE_BYTES);
-		if (bind_node(node - '0'))
+		if (bind_node(node))
 			_exit(2);
 		m = mmap(NULL, REUSE_BYTES, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -576,11 +630,7 @@ static void filler_loop(int cmd, int ack)
 
 static void filler_reuse(void *ctx, int node)
 {
-	struct filler *f = ctx;
-	char c = '0' + node;
-
-	if (write(f->cmd, &c, 1) != 1 || read(f->ack, &c, 1) != 1)
-		fprintf(stderr, "# the filler process died\n");
+	helper_do(ctx, node);
 }
 
 /*
@@ -590,33 +640,15 @@ static void filler_reuse(void *ctx, int node)
  */
 TEST_F(migrc, reuse_leak)
 {
-	struct filler f;
-	int cmd[2], ack[2], status;
+	struct helper f;
 	long migrated;
 
 	ASSERT_EQ(madvise(self->r.mem, self->r.npages * self->r.psize,
 			  MADV_DONTFORK), 0);
-	ASSERT_EQ(pipe(cmd), 0);
-	ASSERT_EQ(pipe(ack), 0);
-	f.pid = fork();
-	ASSERT_GE(f.pid, 0);
-	if (f.pid == 0) {
-		close(cmd[1]);
-		close(ack[0]);
-		filler_loop(cmd[0], ack[1]);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	f.cmd = cmd[1];
-	f.ack = ack[0];
+	ASSERT_TRUE(start_helper(&f, &self->r, filler_loop));
 	unshare_after_fork(self);
-
 	migrated = reuse_tries(_metadata, self, filler_reuse, &f);
-	ASSERT_EQ(write(f.cmd, "q", 1), 1);
-	ASSERT_EQ(waitpid(f.pid, &status, 0), f.pid);
-	EXPECT_TRUE(exited_ok(status));
-	close(f.cmd);
-	close(f.ack);
+	EXPECT_TRUE(stop_helper(&f));
 	finish(_metadata, self, migrated, true);
 }
 
@@ -760,12 +792,6 @@ TEST_F(migrc, proc_mem_write)
 	free(pm.page);
 }
 
-/* The other process of vm_writev, forked before any migration. */
-struct vm_writer {
-	pid_t pid;
-	int cmd, ack;
-};
-
 static void vm_writer_loop(struct region *r, pid_t parent, int cmd, int ack)
 {
 	uint64_t *src = calloc(1, r->psize), *back = calloc(1, r->psize);
@@ -800,13 +826,7 @@ static void vm_writer_loop(struct region *r, pid_t parent, int cmd, int ack)
 
 static void write_from_other(struct region *r, void *ctx)
 {
-	struct vm_writer *vw = ctx;
-	uint64_t v = r->value[r->last];
-	char c;
-
-	if (write(vw->cmd, &v, sizeof(v)) != sizeof(v) ||
-	    read(vw->ack, &c, 1) != 1)
-		fprintf(stderr, "# the writer process failed\n");
+	helper_do(ctx, r->value[r->last]);
 }
 
 /*
@@ -820,35 +840,16 @@ TEST_F(migrc, vm_writev)
 {
 	struct region *r = &self->r;
 	size_t len = r->npages * r->psize;
-	struct vm_writer vw;
-	int cmd[2], ack[2], status;
-	pid_t parent = getpid();
+	struct helper vw;
 	long migrated;
-	char ready;
 
 	ASSERT_EQ(madvise(r->mem, len, MADV_DONTFORK), 0);
 	ASSERT_EQ(mprotect(r->mem, len, PROT_READ | PROT_WRITE), 0);
-	ASSERT_EQ(pipe(cmd), 0);
-	ASSERT_EQ(pipe(ack), 0);
-	vw.pid = fork();
-	ASSERT_GE(vw.pid, 0);
-	if (vw.pid == 0) {
-		close(cmd[1]);
-		close(ack[0]);
-		vm_writer_loop(r, parent, cmd[0], ack[1]);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	vw.cmd = cmd[1];
-	vw.ack = ack[0];
-	ASSERT_EQ(read(vw.ack, &ready, 1), 1);
+	ASSERT_TRUE(start_helper(&vw, r, vm_writer_loop));
 	unshare_after_fork(self);
 	migrated = write_tries(_metadata, self, clear_soft_dirty,
 			       write_from_other, &vw);
-	close(vw.cmd);
-	ASSERT_EQ(waitpid(vw.pid, &status, 0), vw.pid);
-	EXPECT_TRUE(exited_ok(status));
-	close(vw.ack);
+	EXPECT_TRUE(stop_helper(&vw));
 	finish(_metadata, self, migrated, true);
 }
 
