@@ -3,7 +3,7 @@
 
 import argparse
 
-from . import hostsetup, kbuild, runner, tree
+from . import bench, hostsetup, kbuild, runner, tree
 from .common import HarnessError, die, ensure_build_dir, log
 
 
@@ -27,6 +27,17 @@ def main(argv=None):
     te.add_argument("--variant", default="migrc", choices=kbuild.VARIANTS)
     te.add_argument("--stages", help="comma-separated guest stages to run "
                     "instead of the default plan ('' = KUnit only)")
+    be = sub.add_parser("bench", help="vanilla vs MIGRC on the tiered VM")
+    be.add_argument("--quick", action="store_true")
+    be.add_argument("--reps", type=int)
+    be.add_argument("--workload", help="a static binary to run as well")
+    be.add_argument("--args", default="", help="its arguments")
+    be.add_argument("--scenarios", help="comma-separated scenarios to run "
+                    "(default: all)")
+    be.add_argument("--trace", action="store_true",
+                    help="also count the call sites that sent shootdowns")
+    be.add_argument("--kernels", help="comma-separated kernels to boot "
+                    "(default: vanilla,migrc)")
     sub.add_parser("check-harness", help="show that a failing test, a "
                    "kernel WARN and a hung guest each fail the run")
     args = ap.parse_args(argv)
@@ -48,6 +59,11 @@ def main(argv=None):
             return runner.test(probe=args.probe, timeout=args.timeout,
                                stages=stages, flavor=args.flavor,
                                variant=args.variant)
+        elif args.cmd == "bench":
+            return bench.bench(quick=args.quick, reps=args.reps,
+                               workload=args.workload, args=args.args,
+                               scenarios=args.scenarios,
+                               kernels=args.kernels, trace=args.trace)
         elif args.cmd == "check-harness":
             return runner.check_harness()
     except HarnessError as e:

@@ -30,6 +30,8 @@ DEB_PACKAGES = [
     "python3-ply",
     # VM and its userspace: busybox, static libc and libnuma for selftests.
     "qemu-system-x86", "busybox-static", "libc6-dev", "libnuma-dev", "gcc",
+    # The chart of 'make bench' (build/bench/results.png).
+    "python3-matplotlib",
     # Needed by apt-get download of the source package.
     "debian-archive-keyring", "ca-certificates",
 ]

@@ -55,6 +55,7 @@ def guest_programs(build):
 
     compile_("memfill", [HARNESS / "guest/memfill.c"])
     compile_("pingpong", [HARNESS / "guest/pingpong.c"], libs=["-lpthread"])
+    compile_("bench", [HARNESS / "guest/bench.c"], libs=["-lpthread"])
     mm = src / "tools/testing/selftests/mm"
     # The selftests' generated config header: no liburing in the guest.
     gen = out / "gen"

@@ -61,10 +61,11 @@ def qemu_args(kernel, initrd, append):
     return args
 
 
-def build_initramfs(programs, name="initramfs"):
+def build_initramfs(programs, name="initramfs", files=None):
     """Assemble the initramfs: busybox, /init, stages and static programs.
 
     programs: {name in /migrc/bin: host path of a static binary}.
+    files: {path in the guest: text}, more files to add.
     """
     root = BUILD / name
     if root.exists():
@@ -80,11 +81,13 @@ def build_initramfs(programs, name="initramfs"):
         shutil.copy2(f, root / "migrc/stages" / f.name)
     for prog, path in programs.items():
         shutil.copy2(path, root / "migrc/bin" / prog)
+    for path, text in (files or {}).items():
+        (root / path.lstrip("/")).write_text(text)
     cpio = BUILD / f"{name}.cpio.gz"
-    files = subprocess.run(["find", "."], cwd=root, capture_output=True,
-                           text=True, check=True).stdout
+    listing = subprocess.run(["find", "."], cwd=root, capture_output=True,
+                             text=True, check=True).stdout
     p = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet",
-                        "--owner=0:0"], cwd=root, input=files.encode(),
+                        "--owner=0:0"], cwd=root, input=listing.encode(),
                        capture_output=True)
     if p.returncode != 0:
         raise HarnessError(f"cpio failed: {p.stderr.decode()}")

@@ -25,3 +25,15 @@ safety_summary() {
 }
 # failing LOG: the names of the tests that failed.
 failing() { sed -n 's/^not ok [0-9]* migrc\.\([a-z_]*\).*/\1/p' "$1" | tr '\n' ' ' | sed 's/ $//'; }
+
+# 'make bench': the TLB shootdown interrupts of every CPU (/proc/interrupts).
+tlb_ipis() { awk '$1 == "TLB:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i } END { print s + 0 }' /proc/interrupts; }
+# bench_snapshot: the counters of results.json, in the order of BENCH_NAMES.
+bench_snapshot() {
+	echo "$(tlb_ipis) $(vmstat nr_tlb_remote_flush) $(vmstat nr_tlb_remote_flush_received)" \
+	     "$(vmstat nr_tlb_local_flush_all) $(vmstat nr_tlb_local_flush_one)" \
+	     "$(vmstat pgmigrate_success) $(vmstat_sum pgdemote_) $(vmstat pgpromote_success)" \
+	     "$(vmstat migrc_pages_deferred)"
+}
+BENCH_NAMES="tlb_shootdowns nr_tlb_remote_flush nr_tlb_remote_flush_received nr_tlb_local_flush_all nr_tlb_local_flush_one pgmigrate_success pgdemote pgpromote migrc_deferred"
+

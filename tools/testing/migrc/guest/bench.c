@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The workloads of 'make bench', one per scenario, each a fixed amount of
+ * work. The stage around it reads the kernel's counters; this program only
+ * reports what it did:
+ *
+ *   bench: <scenario> ops=<n> seconds=<s> ops_per_s=<r> [more key=value]
+ *
+ * Scenarios:
+ *   migrate MIB ROUNDS         readers on CPUs 1..n-1 read a read-only
+ *                              region while CPU 0 moves the whole process
+ *                              between nodes 0 and 1 with migrate_pages()
+ *                              (the migratepages ping-pong); ops = words
+ *                              read
+ *   tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT
+ *                              a region larger than node 0, written once,
+ *                              then looked up at random by a thread per
+ *                              CPU inside a window of WINDOW_MIB that
+ *                              slides round the region every SWEEP
+ *                              lookups; WPCT percent of the lookups
+ *                              write. One sweep of warm-up, then
+ *                              $BENCH_MARK runs, then LOOKUPS are timed;
+ *                              ops = lookups
+ *   alloc MIB ROUNDS           mmap, touch every page, munmap; ops = pages
+ *   write MIB COUNT            pwrite() 4 KiB blocks round a tmpfs file of
+ *                              MIB; ops = writes
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_THREADS	64
+
+static size_t psize;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		perror("sched_setaffinity");
+}
+
+static char *map_region(size_t len)
+{
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	/* Base pages: PMD-mapped THPs are flushed differently. */
+	madvise(m, len, MADV_NOHUGEPAGE);
+	return m;
+}
+
+static void report(const char *scenario, unsigned long long ops, double secs,
+		   const char *more)
+{
+	printf("bench: %s ops=%llu seconds=%.3f ops_per_s=%.1f%s%s\n",
+	       scenario, ops, secs, secs > 0 ? ops / secs : 0.0,
+	       more[0] ? " " : "", more);
+	fflush(stdout);
+}
+
+struct worker {
+	pthread_t thread;
+	int cpu;
+	char *mem;
+	size_t len;
+	unsigned long long ops;
+	const struct tiering *tiering;
+	volatile int *stop;
+};
+
+/* migrate: read every 8th word, over and over, until told to stop. */
+static void *read_loop(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t sum = 0;
+
+	pin(w->cpu);
+	while (!*w->stop) {
+		const volatile uint64_t *p = (const volatile uint64_t *)w->mem;
+
+		for (size_t i = 0; i < w->len / 8 && !*w->stop; i += 8) {
+			sum += p[i];
+			w->ops++;
+		}
+	}
+	return (void *)(uintptr_t)sum;
+}
+
+static int migrate(size_t mib, int rounds)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), n = 0;
+	struct worker w[MAX_THREADS];
+	size_t len = mib << 20;
+	unsigned long long ops = 0;
+	volatile int stop = 0;
+	char *mem = map_region(len);
+	char more[64];
+	double t0, secs;
+
+	pin(0);
+	memset(mem, 0x5a, len);
+	mprotect(mem, len, PROT_READ);	/* read-mostly: never written again */
+	for (int i = 1; i < ncpu && n < MAX_THREADS; i++, n++) {
+		w[n] = (struct worker){ .cpu = i, .mem = mem, .len = len,
+					.stop = &stop };
+		pthread_create(&w[n].thread, NULL, read_loop, &w[n]);
+	}
+	usleep(200000);
+	t0 = now();
+	for (int r = 0; r < rounds; r++) {
+		unsigned long from = 1UL << (r & 1), to = 1UL << !(r & 1);
+
+		if (syscall(SYS_migrate_pages, 0, 8 * sizeof(long), &from, &to) < 0)
+			perror("migrate_pages");
+	}
+	secs = now() - t0;
+	stop = 1;
+	for (int i = 0; i < n; i++) {
+		pthread_join(w[i].thread, NULL);
+		ops += w[i].ops;
+	}
+	snprintf(more, sizeof(more), "rounds=%d readers=%d", rounds, n);
+	report("migrate", ops, secs, more);
+	return 0;
+}
+
+/*
+ * tiering: random lookups inside a hot window that slides round the region,
+ * a fixed number per thread. A window that fits node 0 leaves cold pages
+ * for kswapd to demote and makes pages on node 1 hot, so promotion and
+ * demotion run all the time; uniform lookups over the whole region would
+ * make every page equally hot and reclaim would give up.
+ */
+struct tiering {
+	size_t pages, window;		/* region and hot window, in pages */
+	unsigned long long per_sweep;	/* lookups per thread per sweep */
+	unsigned long long warm, todo;	/* lookups per thread */
+	unsigned int wpct;
+	pthread_barrier_t measure;
+};
+
+static void *lookup_loop(void *arg)
+{
+	struct worker *w = arg;
+	const struct tiering *t = w->tiering;
+	uint64_t x = 0x9e3779b97f4a7c15ULL * (w->cpu + 1), sum = 0;
+	volatile uint64_t *p = (volatile uint64_t *)w->mem;
+	size_t wpp = psize / 8;
+
+	pin(w->cpu);
+	for (unsigned long long i = 0; i < t->warm + t->todo; i++) {
+		size_t first = (size_t)(i % t->per_sweep * t->pages / t->per_sweep);
+		size_t page, word;
+
+		if (i == t->warm)
+			pthread_barrier_wait((pthread_barrier_t *)&t->measure);
+		/* xorshift64 */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		page = (first + (x >> 16) % t->window) % t->pages;
+		word = page * wpp + (x & 0xffff) % wpp;
+		if (t->wpct && x % 100 < t->wpct)
+			p[word] = x;
+		else
+			sum += p[word];
+	}
+	w->ops = t->todo;
+	return (void *)(uintptr_t)sum;
+}
+
+/*
+ * Run $BENCH_MARK, if set, while every worker waits: the stage snapshots
+ * its counters there, so the fill and the warm-up sweep stay out of them.
+ * posix_spawn() shares the address space (vfork), so, unlike fork(), it
+ * does not write-protect the region.
+ */
+static void measure_mark(void)
+{
+	const char *cmd = getenv("BENCH_MARK");
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	extern char **environ;
+	int status;
+	pid_t pid;
+
+	if (!cmd || !cmd[0])
+		return;
+	if (posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) ||
+	    waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		fprintf(stderr, "BENCH_MARK failed: %s\n", cmd);
+}
+
+static int tiering(size_t mib, size_t window_mib, unsigned long long lookups,
+		   unsigned long long sweep, unsigned int wpct)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), n;
+	struct worker w[MAX_THREADS];
+	size_t len = mib << 20;
+	unsigned long long ops = 0;
+	char *mem = map_region(len);
+	struct tiering t;
+	char more[96];
+	double t0, secs;
+
+	n = ncpu < MAX_THREADS ? ncpu : MAX_THREADS;
+	t = (struct tiering){ .pages = len / psize,
+			      .window = (window_mib << 20) / psize,
+			      .per_sweep = sweep / n ? sweep / n : 1,
+			      .todo = lookups / n, .wpct = wpct };
+	t.warm = t.per_sweep;
+	if (!t.window || t.window > t.pages) {
+		fprintf(stderr, "tiering: bad window\n");
+		return 2;
+	}
+	pthread_barrier_init(&t.measure, NULL, n + 1);
+	/* Written once, like lookup tables built at start-up. */
+	for (size_t i = 0; i < len; i += psize)
+		memset(mem + i, (int)(i / psize), psize);
+	for (int i = 0; i < n; i++) {
+		w[i] = (struct worker){ .cpu = i, .mem = mem, .len = len,
+					.tiering = &t };
+		pthread_create(&w[i].thread, NULL, lookup_loop, &w[i]);
+	}
+	/* Warm-up: one sweep, so the pages written at fill time have moved. */
+	pthread_barrier_wait(&t.measure);
+	measure_mark();
+	t0 = now();
+	for (int i = 0; i < n; i++) {
+		pthread_join(w[i].thread, NULL);
+		ops += w[i].ops;
+	}
+	secs = now() - t0;
+	snprintf(more, sizeof(more), "threads=%d window_mib=%zu sweeps=%.2f write_pct=%u",
+		 n, window_mib, (double)t.todo / t.per_sweep, wpct);
+	report(wpct ? "tiering-write" : "tiering", ops, secs, more);
+	return 0;
+}
+
+static int alloc_path(size_t mib, int rounds)
+{
+	size_t len = mib << 20;
+	unsigned long long ops = 0;
+	double t0 = now();
+
+	pin(0);
+	for (int r = 0; r < rounds; r++) {
+		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED) {
+			perror("mmap");
+			return 2;
+		}
+		madvise(m, len, MADV_NOHUGEPAGE);
+		for (size_t i = 0; i < len; i += psize, ops++)
+			m[i] = 1;
+		munmap(m, len);
+	}
+	report("alloc-path", ops, now() - t0, "");
+	return 0;
+}
+
+static int write_path(size_t mib, unsigned long long count)
+{
+	size_t len = mib << 20;
+	char block[4096];
+	int fd = open("/tmp/bench-write", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	double t0;
+
+	if (fd < 0) {
+		perror("/tmp/bench-write");
+		return 2;
+	}
+	pin(0);
+	memset(block, 0xa5, sizeof(block));
+	t0 = now();
+	for (unsigned long long i = 0; i < count; i++)
+		if (pwrite(fd, block, sizeof(block),
+			   (off_t)(i * sizeof(block) % len)) != sizeof(block)) {
+			perror("pwrite");
+			return 2;
+		}
+	report("write-path", count, now() - t0, "");
+	close(fd);
+	unlink("/tmp/bench-write");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	psize = sysconf(_SC_PAGESIZE);
+	if (argc >= 4 && !strcmp(argv[1], "migrate"))
+		return migrate(strtoul(argv[2], NULL, 0), atoi(argv[3]));
+	if (argc >= 7 && !strcmp(argv[1], "tiering"))
+		return tiering(strtoul(argv[2], NULL, 0),
+			       strtoul(argv[3], NULL, 0),
+			       strtoull(argv[4], NULL, 0),
+			       strtoull(argv[5], NULL, 0), atoi(argv[6]));
+	if (argc >= 4 && !strcmp(argv[1], "alloc"))
+		return alloc_path(strtoul(argv[2], NULL, 0), atoi(argv[3]));
+	if (argc >= 4 && !strcmp(argv[1], "write"))
+		return write_path(strtoul(argv[2], NULL, 0),
+				  strtoull(argv[3], NULL, 0));
+	fprintf(stderr, "usage: %s migrate MIB ROUNDS | tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT | alloc MIB ROUNDS | write MIB COUNT\n",
+		argv[0]);
+	return 2;
+}

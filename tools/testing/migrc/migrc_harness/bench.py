@@ -1,0 +1,306 @@
+# SPDX-License-Identifier: GPL-2.0
+"""'make bench': vanilla Linux 7.3 against MIGRC on the tiered VM.
+
+Both *bench* kernels are built from the same fragments (no debugging; the
+variants differ in CONFIG_MIGRC only). Boots alternate between the kernels
+(A, B, A, B) to cancel drift; each boot runs every scenario once through
+the guest stage 'bench', which prints one 'migrc-bench:' line per scenario.
+Results: a table on stdout, build/bench/results.json, build/bench/results.png.
+"""
+
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+from . import kbuild, runner, vm
+from .common import BUILD, HarnessError, log
+
+SCENARIOS = ["migrate", "tiering", "tiering-write", "alloc-path",
+             "write-path"]
+KERNELS = ["vanilla", "migrc"]
+METRICS = ["tlb_shootdowns", "nr_tlb_remote_flush",
+           "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
+           "nr_tlb_local_flush_one", "pgmigrate_success", "pgdemote",
+           "pgpromote", "migrc_deferred", "ops_per_s", "seconds",
+           "free_kb_end", "shootdowns_per_1k_migrated"]
+OUT = BUILD / "bench"
+LINE = re.compile(r"migrc-bench: (\S+) (.*)$")
+IPIS = re.compile(r"migrc-bench-ipis: (\S+) (\d+) (\S+)$")
+
+
+def _config_diff(builds):
+    """The .config lines that differ between the kernels, MIGRC's aside."""
+    def opts(b):
+        return {line for line in (b.out / ".config").read_text().splitlines()
+                if line.startswith("CONFIG_") and "MIGRC" not in line}
+    a, b = (opts(builds[k]) for k in KERNELS)
+    return sorted(a ^ b)
+
+
+def _parse(guest):
+    """{scenario: {metric: value}} of one boot, plus 'ipi_sources' with
+    TRACE=1: {call chain: shootdowns sent} over the whole scenario."""
+    runs, ipis = {}, {}
+    for line in guest.stage_output("bench"):
+        m = IPIS.search(line)
+        if m:
+            ipis.setdefault(m.group(1), {})[m.group(3)] = int(m.group(2))
+            continue
+        m = LINE.search(line)
+        if not m:
+            continue
+        kv = dict(p.split("=", 1) for p in m.group(2).split() if "=" in p)
+        runs[m.group(1)] = {k: float(v) for k, v in kv.items()
+                            if re.fullmatch(r"-?[0-9.]+", v)}
+    for vals in runs.values():
+        # Tiering migrates a different number of pages in every run: the
+        # shootdowns per migrated page compare kernels where totals cannot.
+        if vals.get("pgmigrate_success"):
+            vals["shootdowns_per_1k_migrated"] = \
+                1000 * vals.get("tlb_shootdowns", 0) / vals["pgmigrate_success"]
+    for sc, chains in ipis.items():
+        if sc in runs:
+            runs[sc]["ipi_sources"] = chains
+    return runs
+
+
+class _Progress:
+    """One line per step: kernel, repetition, scenario, time spent and an
+    estimate of the time left (from the boots done so far)."""
+
+    def __init__(self, steps):
+        self.steps, self.t0 = steps, time.monotonic()
+        self.boot0, self.step = self.t0, 0
+
+    def boot(self, i):
+        self.step, self.boot0 = i, time.monotonic()
+
+    def left(self):
+        now = time.monotonic()
+        if not self.step:
+            return "estimate after the first boot"
+        per_boot = (self.boot0 - self.t0) / self.step
+        left = per_boot * (len(self.steps) - self.step) - (now - self.boot0)
+        return f"about {max(left, 0) / 60:.1f} min left"
+
+    def echo(self, line):
+        if "migrc-guest:" in line:
+            log("guest: " + line.split("migrc-guest: ", 1)[1])
+            return
+        m = re.search(r"bench: (\S+) starts$", line)
+        if m:
+            rep, kernel = self.steps[self.step]
+            done = (time.monotonic() - self.t0) / 60
+            log(f"  {kernel} {rep + 1}: {m.group(1)} ({done:.1f} min, "
+                f"{self.left()})")
+
+
+def _pick(arg, known, what):
+    """The comma-separated subset of known named by arg (all if None)."""
+    if not arg:
+        return list(known)
+    picked = [x for x in arg.split(",") if x]
+    unknown = [x for x in picked if x not in known]
+    if unknown:
+        raise HarnessError(f"unknown {what}: {', '.join(unknown)} "
+                           f"(known: {', '.join(known)})")
+    return picked
+
+
+def _check_workload(path):
+    """A user workload must be a static executable: the VM has no libc."""
+    p = Path(path)
+    if not p.is_file():
+        raise HarnessError(f"WORKLOAD {path}: no such file")
+    head = p.read_bytes()[:4]
+    if head != b"\x7fELF":
+        raise HarnessError(f"WORKLOAD {path}: not an ELF executable")
+    if _has_interp(p):
+        raise HarnessError(f"WORKLOAD {path}: dynamically linked; build it "
+                           "with -static")
+    return p.resolve()
+
+
+def _has_interp(p):
+    out = subprocess.run(["readelf", "-lW", str(p)], capture_output=True,
+                         text=True).stdout
+    return "INTERP" in out
+
+
+def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
+          kernels=None, trace=False):
+    OUT.mkdir(parents=True, exist_ok=True)
+    if workload:
+        workload = _check_workload(workload)
+    scenarios = _pick(scenarios, SCENARIOS, "scenarios")
+    kernels = _pick(kernels, KERNELS, "kernels")
+    builds = {k: kbuild.Build("bench", k) for k in KERNELS}
+    images = {k: builds[k].build() for k in kernels}
+    if len(kernels) == len(KERNELS):
+        diff = _config_diff(builds)
+        if diff:
+            raise HarnessError("the bench kernels differ beyond CONFIG_MIGRC:"
+                               "\n  " + "\n  ".join(diff[:20]))
+    progs = runner.guest_programs(builds[kernels[-1]])
+    if workload:
+        progs["user-workload"] = workload
+        scenarios.append("user")
+    initrd = vm.build_initramfs(
+        progs, name="initramfs-bench",
+        files={"/migrc/user-args": args + "\n"} if workload else None)
+    reps = reps or (1 if quick else 3)
+    append = f"harness.bench={':'.join(scenarios)}" + \
+        (" harness.quick=1" if quick else "") + \
+        (" harness.trace=1" if trace else "")
+    results = {s: {k: [] for k in kernels} for s in scenarios}
+    steps = [(r, k) for r in range(reps) for k in kernels]
+    progress = _Progress(steps)
+    for i, (rep, kernel) in enumerate(steps):
+        progress.boot(i)
+        log(f"bench {i + 1}/{len(steps)}: boot {kernel}, repetition "
+            f"{rep + 1} ({(time.monotonic() - progress.t0) / 60:.1f} min, "
+            f"{progress.left()})")
+        guest = vm.boot(images[kernel], initrd, ["bench"], 3600,
+                        BUILD / "logs" / f"console-bench-{kernel}-{rep}.log",
+                        extra_append=append, echo=progress.echo)
+        verdict = guest.stages.get("bench", ("missing", None))[0]
+        if verdict != "pass" or guest.reports:
+            raise HarnessError(f"bench boot of {kernel} failed ({verdict}); "
+                               f"see build/logs/console-bench-{kernel}-{rep}.log")
+        for sc, vals in _parse(guest).items():
+            log(f"  {sc}: " + ", ".join(
+                f"{m}={vals[m]:g}" for m in ("tlb_shootdowns", "ops_per_s",
+                                             "migrc_deferred") if m in vals))
+            results[sc][kernel].append(vals)
+    doc = _summarize(results, reps)
+    (OUT / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
+    _table(doc)
+    _ipi_table(doc)
+    _chart(doc)
+    log(f"results: {OUT / 'results.json'}")
+    return 0
+
+
+def _summarize(results, reps):
+    qemu = subprocess.run(["qemu-system-x86_64", "--version"],
+                          capture_output=True, text=True).stdout.split("\n")[0]
+    doc = {"kernel_version": "7.3", "qemu": qemu, "vcpus": vm.VCPUS,
+           "nodes": [{"mib": n[0], "cpus": n[1]} for n in vm.NODES],
+           "repetitions": reps, "scenarios": {}}
+    for sc, per in results.items():
+        doc["scenarios"][sc] = {}
+        for kernel, runs in per.items():
+            agg = {"median": {}, "min": {}, "max": {}, "runs": runs}
+            for m in METRICS:
+                vals = [r[m] for r in runs if m in r]
+                if vals:
+                    agg["median"][m] = statistics.median(vals)
+                    agg["min"][m] = min(vals)
+                    agg["max"][m] = max(vals)
+            chains = {}
+            for r in runs:
+                for chain, n in r.get("ipi_sources", {}).items():
+                    chains[chain] = chains.get(chain, 0) + n
+            if chains:
+                agg["ipi_sources"] = dict(sorted(chains.items(),
+                                                 key=lambda kv: -kv[1]))
+            doc["scenarios"][sc][kernel] = agg
+    return doc
+
+
+def _table(doc):
+    cols = ["tlb_shootdowns", "nr_tlb_remote_flush_received",
+            "shootdowns_per_1k_migrated", "migrc_deferred",
+            "pgmigrate_success", "pgdemote", "pgpromote", "ops_per_s",
+            "seconds", "free_kb_end"]
+    print(f"medians of {doc['repetitions']} runs; spread = (max - min) / "
+          "median")
+    print(f"{'scenario':14} {'metric':27} {'vanilla':>11} {'migrc':>11} "
+          f"{'change':>8} {'spread v/m':>13}")
+    for sc, per in doc["scenarios"].items():
+        for m in cols:
+            van, mig = per.get("vanilla", {}), per.get("migrc", {})
+            v = van.get("median", {}).get(m)
+            g = mig.get("median", {}).get(m)
+            if v is None or g is None or (not v and not g):
+                continue
+            change = f"{100 * (g - v) / v:+.1f}%" if v else "-"
+            spread = f"{_spread(van, m)}/{_spread(mig, m)}"
+            print(f"{sc:14} {m:27} {v:11.4g} {g:11.4g} {change:>8} "
+                  f"{spread:>13}")
+
+
+def _spread(agg, m):
+    med = agg["median"][m]
+    if not med:
+        return "-"
+    return f"{100 * (agg['max'][m] - agg['min'][m]) / med:.0f}%"
+
+
+def _ipi_table(doc):
+    """With TRACE=1: where the shootdowns come from, summed over runs."""
+    for sc, per in doc["scenarios"].items():
+        for kernel, agg in per.items():
+            chains = agg.get("ipi_sources")
+            if not chains:
+                continue
+            print(f"shootdowns sent in {sc} on {kernel} (whole scenario, "
+                  f"{doc['repetitions']} runs), by call chain:")
+            for chain, n in list(chains.items())[:8]:
+                print(f"  {n:7d}  {chain}")
+
+
+def _chart(doc):
+    """Two panels, MIGRC relative to vanilla per scenario: shootdown
+    interrupts (with the absolute medians written on the bars) and
+    throughput; whiskers span the runs' min and max."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("no matplotlib: no results.png")
+        return
+    scs = [sc for sc, per in doc["scenarios"].items()
+           if all(per.get(k, {}).get("median") for k in KERNELS)]
+    if not scs:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    panels = ((axes[0], "tlb_shootdowns", "TLB shootdown interrupts, % of "
+               "vanilla (lower is better)"),
+              (axes[1], "ops_per_s", "throughput, % of vanilla (higher is "
+               "better)"))
+    for ax, metric, title in panels:
+        xs, meds, lo, hi, labels = [], [], [], [], []
+        for i, sc in enumerate(scs):
+            van = doc["scenarios"][sc]["vanilla"]
+            mig = doc["scenarios"][sc]["migrc"]
+            base = van["median"].get(metric)
+            if not base:
+                continue
+            med = 100 * mig["median"][metric] / base
+            xs.append(i)
+            meds.append(med)
+            lo.append(med - 100 * mig["min"][metric] / base)
+            hi.append(100 * mig["max"][metric] / base - med)
+            labels.append(f"{van['median'][metric]:,.0f}\u2192"
+                          f"{mig['median'][metric]:,.0f}")
+        bars = ax.bar(xs, meds, 0.6, yerr=[lo, hi], capsize=3,
+                      color=["tab:green" if (m < 100) ==
+                             (metric == "tlb_shootdowns") else "tab:red"
+                             for m in meds])
+        if metric == "tlb_shootdowns":
+            ax.bar_label(bars, labels, fontsize=7, padding=2)
+        ax.axhline(100, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(scs)), scs, rotation=20)
+        ax.set_title(title, fontsize=10)
+    fig.suptitle(f"MIGRC vs vanilla Linux {doc['kernel_version']}, medians "
+                 f"of {doc['repetitions']} runs ({doc['vcpus']} vCPUs, TCG)",
+                 fontsize=11)
+    fig.tight_layout()
+    fig.savefig(OUT / "results.png", dpi=110)
+    log(f"chart: {OUT / 'results.png'}")
