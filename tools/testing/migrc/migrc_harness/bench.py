@@ -270,15 +270,20 @@ def _chart(doc):
     if not scs:
         return
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    panels = ((axes[0], "tlb_shootdowns", "TLB shootdown interrupts, % of "
-               "vanilla (lower is better)"),
+    panels = ((axes[0], "tlb_shootdowns", "TLB shootdowns, % of vanilla, per migrated "
+               "page if any (lower is better)"),
               (axes[1], "ops_per_s", "throughput, % of vanilla (higher is "
                "better)"))
-    for ax, metric, title in panels:
+    for ax, panel_metric, title in panels:
         xs, meds, lo, hi, labels = [], [], [], [], []
         for i, sc in enumerate(scs):
+            metric = panel_metric
             van = doc["scenarios"][sc]["vanilla"]
             mig = doc["scenarios"][sc]["migrc"]
+            if metric == "tlb_shootdowns" and \
+                    van["median"].get("shootdowns_per_1k_migrated"):
+                # The volume migrated differs between runs: compare rates.
+                metric = "shootdowns_per_1k_migrated"
             base = van["median"].get(metric)
             if not base:
                 continue
@@ -287,13 +292,13 @@ def _chart(doc):
             meds.append(med)
             lo.append(med - 100 * mig["min"][metric] / base)
             hi.append(100 * mig["max"][metric] / base - med)
-            labels.append(f"{van['median'][metric]:,.0f}\u2192"
-                          f"{mig['median'][metric]:,.0f}")
+            labels.append(f"{van['median'][metric]:,.4g}\u2192"
+                          f"{mig['median'][metric]:,.4g}")
         bars = ax.bar(xs, meds, 0.6, yerr=[lo, hi], capsize=3,
                       color=["tab:green" if (m < 100) ==
                              (metric == "tlb_shootdowns") else "tab:red"
                              for m in meds])
-        if metric == "tlb_shootdowns":
+        if panel_metric == "tlb_shootdowns":
             ax.bar_label(bars, labels, fontsize=7, padding=2)
         ax.axhline(100, color="black", linewidth=0.8)
         ax.set_xticks(range(len(scs)), scs, rotation=20)
