@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pin.h"
+
 #define MAX_THREADS	64
 
 static size_t psize;
@@ -50,16 +52,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("sched_setaffinity");
 }
 
 static char *map_region(size_t len)

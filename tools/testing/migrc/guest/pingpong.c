@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pin.h"
+
 #define MPOL_MF_MOVE (1 << 1)
 #define SEED 0x6d69677263000000ULL	/* "migrc" */
 
@@ -42,16 +44,6 @@ struct reader {
 static uint64_t expected(size_t page)
 {
 	return SEED ^ page;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("sched_setaffinity");
 }
 
 static void *read_loop(void *arg)
