@@ -198,7 +198,6 @@ static void measure_mark(void)
 {
 	const char *cmd = getenv("BENCH_MARK");
 	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
-	extern char **environ;
 	int status;
 	pid_t pid;
 
@@ -210,7 +209,7 @@ static void measure_mark(void)
 		fprintf(stderr, "BENCH_MARK failed: %s\n", cmd);
 }
 
-static int tiering(size_t mib, size_t window_mib, unsigned long long lookups,
+static int run_tiering(size_t mib, size_t window_mib, unsigned long long lookups,
 		   unsigned long long sweep, unsigned int wpct)
 {
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), n;
@@ -312,7 +311,7 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "migrate"))
 		return migrate(strtoul(argv[2], NULL, 0), atoi(argv[3]));
 	if (argc >= 7 && !strcmp(argv[1], "tiering"))
-		return tiering(strtoul(argv[2], NULL, 0),
+		return run_tiering(strtoul(argv[2], NULL, 0),
 			       strtoul(argv[3], NULL, 0),
 			       strtoull(argv[4], NULL, 0),
 			       strtoull(argv[5], NULL, 0), atoi(argv[6]));
@@ -321,7 +320,10 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "write"))
 		return write_path(strtoul(argv[2], NULL, 0),
 				  strtoull(argv[3], NULL, 0));
-	fprintf(stderr, "usage: %s migrate MIB ROUNDS | tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT | alloc MIB ROUNDS | write MIB COUNT\n",
-		argv[0]);
+	fprintf(stderr, "usage: %s SCENARIO ARGS...\n%s", argv[0],
+		"  migrate MIB ROUNDS\n"
+		"  tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT\n"
+		"  alloc MIB ROUNDS\n"
+		"  write MIB COUNT\n");
 	return 2;
 }

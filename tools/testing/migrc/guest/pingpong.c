@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/mempolicy.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -28,7 +29,6 @@
 
 #include "pin.h"
 
-#define MPOL_MF_MOVE (1 << 1)
 #define SEED 0x6d69677263000000ULL	/* "migrc" */
 
 static char *region;
@@ -62,7 +62,8 @@ static void *read_loop(void *arg)
 			for (size_t i = 0; i < words; i += 8) {
 				if (w[i] != want) {
 					if (r->errors++ < 5)
-						fprintf(stderr, "cpu%d: page %zu word %zu: %#llx, want %#llx\n",
+						fprintf(stderr,
+							"cpu%d: page %zu word %zu: %#llx, want %#llx\n",
 							r->cpu, p, i,
 							(unsigned long long)w[i],
 							(unsigned long long)want);
@@ -163,7 +164,8 @@ int main(int argc, char **argv)
 		errors += readers[c].errors;
 	}
 	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("pingpong %s: %zu pages x %d rounds: %llu pages migrated in %.2f s (%.0f pages/s), %llu words checked by %d readers, %llu errors\n",
+	printf("pingpong %s: %zu pages x %d rounds: %llu pages migrated in %.2f s (%.0f pages/s), "
+	       "%llu words checked by %d readers, %llu errors\n",
 	       argv[3], npages, rounds, migrated, secs,
 	       secs > 0 ? migrated / secs : 0.0, words, ncpu - 1, errors);
 	return errors ? 1 : 0;

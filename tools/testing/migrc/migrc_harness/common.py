@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-# tools/testing/migrc/migrc_harness/common.py -> repository root
+# Four directories up from this module: the repository root.
 REPO = Path(__file__).resolve().parents[4]
 HARNESS = REPO / "tools/testing/migrc"
 

@@ -167,7 +167,7 @@ def _mailinfo(patch):
         info = dict(l.split(": ", 1) for l in p.stdout.splitlines()
                     if ": " in l)
         body = msg.read_text()
-        has_diff = bool(diff.read_text().strip())
+        has_diff = "diff --git " in diff.read_text()
     env = {}
     if info.get("Author"):
         env["GIT_AUTHOR_NAME"] = info["Author"]

@@ -76,9 +76,13 @@ def build_initramfs(programs, name="initramfs", files=None):
     if not BUSYBOX.exists():
         raise HarnessError(f"{BUSYBOX} missing: run 'make setup'")
     shutil.copy2(BUSYBOX, root / "bin/busybox")
+    # The scripts are kept without execute permission (checkpatch: no
+    # executable source files); the guest runs them.
     shutil.copy2(GUEST / "init", root / "init")
+    (root / "init").chmod(0o755)
     for f in (GUEST / "stages").iterdir():
         shutil.copy2(f, root / "migrc/stages" / f.name)
+        (root / "migrc/stages" / f.name).chmod(0o755)
     for prog, path in programs.items():
         shutil.copy2(path, root / "migrc/bin" / prog)
     for path, text in (files or {}).items():

@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mempolicy.h>
 #include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <sched.h>
@@ -45,9 +46,6 @@
 
 #include "../kselftest_harness.h"
 
-#define MPOL_DEFAULT	0
-#define MPOL_BIND	2
-#define MPOL_MF_MOVE	(1 << 1)
 #define SEED		0x6d69677263000000ULL	/* "migrc" */
 #define MARKER		0x4c45414b4c45414bULL	/* "LEAKLEAK" */
 #define NEWDATA		0x6e65776e65776e65ULL	/* "newnewne" */
@@ -146,7 +144,8 @@ static void odd_word(struct reader *rd, size_t p, size_t i, uint64_t v, int k)
 	for (int j = 0; j < k; j++) {
 		if (v == phase_value(r, j, p)) {
 			if (rd->stale++ < 3)
-				fprintf(stderr, "# cpu%d: page %zu word %zu still reads phase %d data %#llx (phase %d)\n",
+				fprintf(stderr,
+					"# cpu%d: page %zu word %zu still reads phase %d data %#llx (phase %d)\n",
 					rd->cpu, p, i, j, (unsigned long long)v, k);
 			return;
 		}
@@ -485,17 +484,20 @@ static void finish(struct __test_metadata *_metadata,
 	counters(c);
 	for (int i = 0; i < NCOUNTERS; i++)
 		c[i] -= self->c0[i];
-	ksft_print_msg("%ld pages migrated, %ld deferred, %ld flushes sent (forced: %ld write, %ld range, %ld busy source), %llu words checked, %llu wrong, %llu stale\n",
-		       migrated, c[C_DEFERRED], c[C_SENT], c[C_WRITE],
-		       c[C_RANGE], c[C_BUSY], sum[0], sum[1], sum[2]);
+	ksft_print_msg("%ld pages migrated, %ld deferred, %ld flushes sent\n",
+		       migrated, c[C_DEFERRED], c[C_SENT]);
+	ksft_print_msg("forced: %ld write, %ld range, %ld busy source\n",
+		       c[C_WRITE], c[C_RANGE], c[C_BUSY]);
+	ksft_print_msg("%llu words checked, %llu wrong, %llu stale\n",
+		       sum[0], sum[1], sum[2]);
 	EXPECT_EQ(sum[1], 0ULL);
 	EXPECT_EQ(sum[2], 0ULL);
 	EXPECT_GT(sum[0], 0ULL);
 	EXPECT_EQ(sum[3], 0ULL);	/* a reader could not leave CPU 0 */
 	/* Declined for a debug option that writes freed pages: legitimate. */
 	if (migrc && c[C_DECLINED])
-		ksft_print_msg("deferral declined %ld times (init_on_free, poisoning, debug_pagealloc, KASAN tags)\n",
-			       c[C_DECLINED]);
+		ksft_print_msg("deferral declined %ld times (%s)\n", c[C_DECLINED],
+			       "init_on_free, poisoning, debug_pagealloc, KASAN tags");
 	else if (migrc && want_deferred)
 		EXPECT_GT(c[C_DEFERRED], 0);
 	/* MIGRC_DEBUG's per-page check at the allocator exits. */
@@ -800,7 +802,8 @@ static void vm_writer_loop(struct region *r, pid_t parent, int cmd, int ack)
 	if (!src || !back)
 		_exit(1);
 	/* Fault both in now, not while stale entries are being hunted. */
-	src[0] = back[0] = 1;
+	src[0] = 1;
+	back[0] = 1;
 	if (write(ack, "r", 1) != 1)
 		_exit(1);
 	while (read(cmd, &v, sizeof(v)) == sizeof(v)) {
@@ -1090,7 +1093,9 @@ TEST_F(migrc, range_race)
 		r->scan_hi = hi;
 		rp.lo = lo;
 		rp.hi = hi;
-		rp.go = rp.done = rp.replaced = 0;
+		rp.go = 0;
+		rp.done = 0;
+		rp.replaced = 0;
 		ASSERT_EQ(pthread_create(&t[tries], NULL, replace_when_unmapped,
 					 &rp), 0);
 		tries++;
@@ -1254,8 +1259,9 @@ TEST_F(migrc, lost_write)
 			lost += wr[i].done[p] -
 				((uint64_t *)(mem + p * r->psize))[i * 8];
 	}
-	ksft_print_msg("writable region: %ld pages migrated under %d writers, %ld increments lost\n",
-		       wmoved, nw, lost);
+	ksft_print_msg("writable region: %ld pages migrated under %d writers\n",
+		       wmoved, nw);
+	ksft_print_msg("%ld increments lost\n", lost);
 	EXPECT_EQ(lost, 0);
 	EXPECT_EQ(wmoved, 8L * (long)r->npages);
 	finish(_metadata, self, migrated + wmoved, true);

@@ -21,13 +21,17 @@ knob_set() { [ -w $KNOB ] && echo "$*" > $KNOB; }
 safety_run() { log=$1; shift; migrc_safety "$@" > "$log" 2>&1; }
 # safety_summary LOG: each test's result and counts.
 safety_summary() {
-	grep -E '^(# [0-9]+ pages|# shared file|# writable region|# pages [0-9]|ok |not ok |# (FAIL|PASS|Totals))' "$1" | sed 's/^/  /'
+	grep -E '^(# [0-9]+ (pages|words|increments)|# forced|# shared file|# writable region)|^(# pages [0-9]|ok |not ok |# (FAIL|PASS|Totals))' \
+		"$1" | sed 's/^/  /'
 }
 # failing LOG: the names of the tests that failed.
 failing() { sed -n 's/^not ok [0-9]* migrc\.\([a-z_]*\).*/\1/p' "$1" | tr '\n' ' ' | sed 's/ $//'; }
 
 # 'make bench': the TLB shootdown interrupts of every CPU (/proc/interrupts).
-tlb_ipis() { awk '$1 == "TLB:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i } END { print s + 0 }' /proc/interrupts; }
+tlb_ipis() {
+	awk '$1 == "TLB:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i }
+	     END { print s + 0 }' /proc/interrupts
+}
 # bench_snapshot: the counters of results.json, in the order of BENCH_NAMES.
 bench_snapshot() {
 	echo "$(tlb_ipis) $(vmstat nr_tlb_remote_flush) $(vmstat nr_tlb_remote_flush_received)" \
@@ -35,5 +39,7 @@ bench_snapshot() {
 	     "$(vmstat pgmigrate_success) $(vmstat_sum pgdemote_) $(vmstat pgpromote_success)" \
 	     "$(vmstat migrc_pages_deferred)"
 }
-BENCH_NAMES="tlb_shootdowns nr_tlb_remote_flush nr_tlb_remote_flush_received nr_tlb_local_flush_all nr_tlb_local_flush_one pgmigrate_success pgdemote pgpromote migrc_deferred"
+BENCH_NAMES="tlb_shootdowns nr_tlb_remote_flush nr_tlb_remote_flush_received"
+BENCH_NAMES="$BENCH_NAMES nr_tlb_local_flush_all nr_tlb_local_flush_one"
+BENCH_NAMES="$BENCH_NAMES pgmigrate_success pgdemote pgpromote migrc_deferred"
 
