@@ -3,7 +3,7 @@
 
 import argparse
 
-from . import bench, hostsetup, kbuild, runner, tree
+from . import bench, hostsetup, kbuild, patches, runner, tree
 from .common import HarnessError, die, ensure_build_dir, log
 
 
@@ -38,6 +38,10 @@ def main(argv=None):
                     help="also count the call sites that sent shootdowns")
     be.add_argument("--kernels", help="comma-separated kernels to boot "
                     "(default: vanilla,migrc)")
+    sub.add_parser("patches", help="export the series with a cover letter "
+                   "into build/patches")
+    sub.add_parser("check-patches", help="checkpatch --strict, git am on "
+                   "pristine upstream, build every patch with MIGRC=y and =n")
     sub.add_parser("check-harness", help="show that a failing test, a "
                    "kernel WARN and a hung guest each fail the run")
     args = ap.parse_args(argv)
@@ -64,6 +68,10 @@ def main(argv=None):
                                workload=args.workload, args=args.args,
                                scenarios=args.scenarios,
                                kernels=args.kernels, trace=args.trace)
+        elif args.cmd == "patches":
+            patches.export()
+        elif args.cmd == "check-patches":
+            return patches.check()
         elif args.cmd == "check-harness":
             return runner.check_harness()
     except HarnessError as e:

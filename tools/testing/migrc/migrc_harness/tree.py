@@ -372,7 +372,8 @@ def _sync_overlay(head_new_files):
 
 def _patches_fingerprint():
     h = hashlib.sha256()
-    for p in sorted(PATCHES.glob("*")):
+    # What 'make tree' applies; patches/cover-letter.in is not part of it.
+    for p in sorted(PATCHES.glob("*.patch")) + [SERIES]:
         h.update(p.name.encode())
         h.update(p.read_bytes())
     return h.hexdigest()

@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: GPL-2.0
+"""'make patches' and 'make check-patches': the series as reviewers get it.
+
+'make patches' exports build/linux's commits on top of upstream (every
+overlay file and upstream edit) with 'git format-patch' into build/patches/,
+with a cover letter made from patches/cover-letter.in: @RESULTS@ becomes
+the figures of results/bench-x86_64.json, @CHECKPATCH@ the checkpatch
+warnings left in the series, each with its reason (ACCEPTED below).
+
+'make check-patches' then:
+  1. runs scripts/checkpatch.pl --strict on every patch: an error fails,
+     and so does a warning or check that ACCEPTED gives no reason for;
+  2. applies the series with 'git am' to a fresh clone of the pristine
+     upstream tree, one patch at a time, and after each one builds vmlinux
+     twice, with CONFIG_MIGRC=y (plus its debug mode, KUnit suites and
+     sample) and with CONFIG_MIGRC=n, from the lean base config; after the
+     selftest patch it also builds the kselftest with its own Makefile.
+"""
+
+import json
+import re
+import shutil
+import time
+
+from . import hostsetup, kbuild, tree
+from .common import BUILD, HARNESS, REPO, HarnessError, log, out, run
+
+OUT = BUILD / "patches"
+CHECK = BUILD / "patch-check"
+COVER = REPO / "patches/cover-letter.in"
+RESULTS = REPO / "results/bench-x86_64.json"
+
+# checkpatch findings the series keeps: (file regex, message regex, reason).
+# The file is "" for findings about the commit message or the whole patch.
+ACCEPTED = [
+    ("", r"does MAINTAINERS need updating",
+     "patch 2 adds the MAINTAINERS entry \"MEMORY MANAGEMENT - MIGRC\" for "
+     "every file the series adds; checkpatch asks again in each later "
+     "patch that adds one."),
+    (r"^tools/testing/(selftests/)?migrc/", r"Use of volatile is usually wrong",
+     "the tests read through volatile pointers on purpose: every load must "
+     "go through the TLB, and loads the compiler merged or hoisted would "
+     "hide a stale translation."),
+    (r"^tools/testing/selftests/migrc/", r"spaces preferred around that '\*'",
+     "'FIXTURE_DATA(migrc) *self' is the kselftest harness idiom; "
+     "checkpatch takes the macro call for an operand of a multiplication."),
+    (r"^tools/testing/migrc/guest/bench\.c$",
+     r"char \* array declaration might be better as static const",
+     "the argv of posix_spawn() holds a command read from the environment "
+     "at run time."),
+]
+
+
+def _bench_rows():
+    """The cover letter's results table, from the committed bench run."""
+    doc = json.loads(RESULTS.read_text())
+    sc = doc["scenarios"]
+
+    def med(s, kernel, m):
+        return sc[s][kernel]["median"][m]
+
+    rows = []
+
+    def spread(s, kernel, m):
+        agg = sc[s][kernel]
+        mid = agg["median"][m]
+        return f"{100 * (agg['max'][m] - agg['min'][m]) / mid:.0f}%" \
+            if mid else "-"
+
+    def row(label, s, m, fmt="{:,.0f}"):
+        v, g = med(s, "vanilla", m), med(s, "migrc", m)
+        change = f"{100 * (g - v) / v:+.1f}%" if v else "-"
+        rows.append((label, fmt.format(v), fmt.format(g), change,
+                     f"{spread(s, 'vanilla', m)}/{spread(s, 'migrc', m)}"))
+
+    row("migrate: TLB shootdown IPIs", "migrate", "tlb_shootdowns")
+    row("migrate: reader words/s", "migrate", "ops_per_s")
+    row("tiering: shootdowns/1k migrated", "tiering",
+        "shootdowns_per_1k_migrated", "{:.1f}")
+    row("tiering: lookups/s", "tiering", "ops_per_s")
+    row("tiering-write: shootdowns/1k migrated", "tiering-write",
+        "shootdowns_per_1k_migrated", "{:.1f}")
+    row("tiering-write: lookups/s", "tiering-write", "ops_per_s")
+    row("alloc-path: pages/s", "alloc-path", "ops_per_s")
+    row("write-path: pwrite()s/s", "write-path", "ops_per_s")
+    head = ("", "vanilla", "MIGRC", "change", "spread")
+    w = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
+    lines = ["  " + "  ".join(c.ljust(w[0]) if i == 0 else c.rjust(w[i])
+                              for i, c in enumerate(r))
+             for r in [head] + rows]
+    nodes = ", ".join(f"node {i}: {n['mib']} MiB"
+                      + ("" if n["cpus"] else " without CPUs")
+                      for i, n in enumerate(doc["nodes"]))
+    intro = (
+        f"'make bench' (tools/testing/migrc): medians of "
+        f"{doc['repetitions']} boots of each kernel, alternating, in QEMU "
+        f"TCG with {doc['vcpus']} vCPUs ({nodes}, HMAT tiers), "
+        f"{doc['qemu'].split(' (')[0]}. Both kernels are Linux "
+        f"{doc['kernel_version']} from the same config; the MIGRC one adds "
+        "this series.")
+    outro = (
+        "migrate: 64 MiB read-only, 3 reader CPUs, migrate_pages() "
+        "ping-pong. tiering: 640 MiB, NUMA balancing in tiering mode, "
+        "demotion on, random lookups in a sliding hot window "
+        "(tiering-write: 20% of them write); shootdowns per migrated page, "
+        "because each run migrates a different amount. spread: (max - min) "
+        "/ median over the boots, vanilla/MIGRC.")
+    return (_wrap(intro, 0) + "\n\n" + "\n".join(lines) + "\n\n"
+            + _wrap(outro, 0))
+
+
+def _checkpatch_text(accepted_hits):
+    if not accepted_hits:
+        return "checkpatch --strict reports nothing."
+    parts = ["checkpatch --strict reports no errors. What it still reports:"]
+    for reason, hits in accepted_hits.items():
+        names = sorted({h[0] for h in hits}, key=int)
+        msgs = sorted({h[2] for h in hits})
+        parts.append(f"\n- \"{msgs[0]}\"\n  ({len(hits)}x in patch "
+                     f"{', '.join(names)})\n  " + _wrap(reason, 2))
+    return "\n".join(parts)
+
+
+def _wrap(text, indent, width=72):
+    words, lines, cur = text.split(), [], ""
+    for w in words:
+        if cur and len(cur) + 1 + len(w) > width - indent:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    lines.append(cur)
+    return ("\n" + " " * indent).join(lines)
+
+
+def _format_patches():
+    """git format-patch into OUT; return the patch paths (cover first)."""
+    if OUT.exists():
+        shutil.rmtree(OUT)
+    base = out(["git", "-C", str(tree.TREE), "rev-parse",
+                "refs/tags/upstream^{commit}"])
+    # The cover letter's From: is the committer; make it the series'.
+    ident = ["-c", "user.name=MIGRC developers", "-c",
+             "user.email=migrc@localhost"]
+    run(["git", "-C", str(tree.TREE), *ident, "format-patch", "-q", "--cover-letter",
+         "--zero-commit", f"--base={base}", "-o", str(OUT),
+         f"{base}..{tree.BRANCH}"], quiet=True)
+    return sorted(OUT.glob("*.patch"))
+
+
+def _checkpatch(patches):
+    """checkpatch --strict over every patch: (errors, unexplained, accepted)."""
+    errors, unexplained, accepted = [], [], {}
+    # spdxcheck.py needs Debian's python3 (python3-ply), whatever comes
+    # first on PATH.
+    env = {"PATH": "/usr/bin:" + __import__("os").environ.get("PATH", "")}
+    for p in patches:
+        num = p.name[:4].lstrip("0")
+        r = run([str(tree.TREE / "scripts/checkpatch.pl"), "--strict",
+                 "--terse", "--showfile", "--no-summary", str(p)],
+                cwd=tree.TREE, env=env, check=False, capture=True, quiet=True)
+        for line in r.stdout.splitlines():
+            m = re.match(r"^(.*?):\d+: (ERROR|WARNING|CHECK): (.*)$", line)
+            if not m:
+                continue
+            fname, kind, msg = m.groups()
+            fname = "" if fname == p.name or fname.endswith(".patch") or \
+                fname == "MAINTAINERS" else fname
+            hit = (num, fname, msg)
+            if kind == "ERROR":
+                errors.append(f"patch {num}: {line}")
+                continue
+            for frx, mrx, reason in ACCEPTED:
+                if re.search(mrx, msg) and (not frx or re.search(frx, fname)):
+                    accepted.setdefault(reason, []).append(hit)
+                    break
+            else:
+                unexplained.append(f"patch {num}: {line}")
+    return errors, unexplained, accepted
+
+
+def export():
+    """'make patches': write the series and its cover letter to OUT."""
+    tree.materialize()
+    patches = _format_patches()
+    cover, series = patches[0], patches[1:]
+    errors, unexplained, accepted = _checkpatch(series)
+    text = cover.read_text()
+    template = COVER.read_text()
+    subject, body = template.split("\n", 1)
+    body = body.strip("\n").replace("@RESULTS@", _bench_rows()) \
+        .replace("@CHECKPATCH@", _checkpatch_text(accepted))
+    for placeholder, value in (("*** SUBJECT HERE ***", subject),
+                               ("*** BLURB HERE ***", body)):
+        if placeholder not in text:
+            raise HarnessError(f"{cover.name}: no '{placeholder}' to fill")
+        text = text.replace(placeholder, value)
+    cover.write_text(text)
+    log(f"{len(series)} patches and a cover letter in {OUT}")
+    for p in patches:
+        print(f"  {p.name}")
+    return series, errors, unexplained
+
+
+# The configurations every patch is built with.
+BUILDS = {"y": ["base.config", "migrc.config", "migrc-test.config"],
+          "n": ["base.config", "nomigrc.config"]}
+
+
+def _fresh_tree():
+    """A clone of the pristine upstream tree at CHECK/linux, reset to it."""
+    src = CHECK / "linux"
+    if not (src / ".git").exists():
+        if src.exists():
+            shutil.rmtree(src)
+        CHECK.mkdir(parents=True, exist_ok=True)
+        log(f"cloning pristine upstream into {src}")
+        run(["git", "clone", "-q", "--shared", "--no-checkout",
+             str(hostsetup.UPSTREAM), str(src)], quiet=True)
+    git = ["git", "-C", str(src)]
+    run(git + ["am", "--abort"], check=False, capture=True, quiet=True)
+    run(git + ["checkout", "-q", "-f", "--detach", "refs/tags/upstream"],
+        quiet=True)
+    run(git + ["clean", "-q", "-fdx"], quiet=True)
+    return src
+
+
+def _configure(src, outdir, frags):
+    outdir.mkdir(parents=True, exist_ok=True)
+    allconf = outdir / "fragments.config"
+    allconf.write_text("".join((HARNESS / "configs" / f).read_text()
+                               for f in frags))
+    _make(src, outdir, "alldefconfig", f"KCONFIG_ALLCONFIG={allconf}",
+          logname=f"{outdir.name}-config")
+
+
+def _make(src, outdir, *targets, logname):
+    cmd = ["make", "-C", str(src), f"O={outdir}", f"-j{kbuild.jobs()}",
+           *kbuild.make_vars(), *targets]
+    return run(cmd, env=kbuild.make_env(), quiet=True,
+               logfile=BUILD / "logs" / f"{logname}.log")
+
+
+def _config(outdir, sym):
+    for line in (outdir / ".config").read_text().splitlines():
+        if line.startswith(sym + "="):
+            return line.split("=", 1)[1]
+    return "n"
+
+
+def check():
+    """'make check-patches': checkpatch, git am, and a build per patch."""
+    series, errors, unexplained = export()
+    t0 = time.monotonic()
+    for e in errors + unexplained:
+        print("  " + e)
+    if errors or unexplained:
+        raise HarnessError(
+            f"checkpatch: {len(errors)} errors, {len(unexplained)} findings "
+            "without a reason (fix them, or give the reason in ACCEPTED in "
+            "migrc_harness/patches.py)")
+    log(f"checkpatch --strict: no errors; every remaining finding has its "
+        f"reason in the cover letter")
+    src = _fresh_tree()
+    env = {k: v for k, v in tree.IDENT.items() if 'COMMITTER' in k}
+    for i, patch in enumerate(series, 1):
+        run(["git", "-C", str(src), "am", "-q", str(patch)], env=env,
+            quiet=True)
+        touched = out(["git", "-C", str(src), "diff-tree", "--no-commit-id",
+                       "-r", "--name-only", "HEAD"]).split()
+        subject = out(["git", "-C", str(src), "log", "-1", "--format=%s"])
+        log(f"[{i}/{len(series)}] {subject} "
+            f"({time.monotonic() - t0:.0f}s so far)")
+        has_kconfig = "config MIGRC\n" in (src / "mm/Kconfig").read_text()
+        for name, frags in BUILDS.items():
+            outdir = CHECK / f"kbuild-{name}"
+            _configure(src, outdir, frags)
+            want = name if has_kconfig else "n"
+            if _config(outdir, "CONFIG_MIGRC") != want:
+                raise HarnessError(f"patch {i}: CONFIG_MIGRC is "
+                                   f"{_config(outdir, 'CONFIG_MIGRC')} in "
+                                   f"the {name} build, not {want}")
+            s = time.monotonic()
+            _make(src, outdir, "vmlinux", logname=f"patch-check-{i:02d}-{name}")
+            log(f"  CONFIG_MIGRC={name}: vmlinux built "
+                f"({time.monotonic() - s:.0f}s)")
+        if any(f.startswith("tools/testing/selftests/migrc/") for f in touched):
+            outdir = CHECK / "kbuild-y"
+            _make(src, outdir, "headers", logname=f"patch-check-{i:02d}-hdr")
+            sel = CHECK / "selftests"
+            sel.mkdir(exist_ok=True)
+            run(["make", "-C", str(src / "tools/testing/selftests/migrc"),
+                 f"OUTPUT={sel}", "CC=gcc",
+                 f"KHDR_INCLUDES=-isystem {outdir / 'usr/include'}"],
+                quiet=True, logfile=BUILD / "logs" / "patch-check-selftest.log")
+            log(f"  kselftest migrc_safety built with its Makefile")
+    applied = out(["git", "-C", str(src), "rev-list", "--count",
+                   "refs/tags/upstream..HEAD"])
+    log(f"the series applies with git am ({applied} commits) and every patch "
+        f"builds with CONFIG_MIGRC=y and =n "
+        f"({(time.monotonic() - t0) / 60:.1f} min)")
+    print(f"{len(series) * 2 + 1} passed, 0 failed")
+    return 0
