@@ -209,8 +209,9 @@ static void measure_mark(void)
 		fprintf(stderr, "BENCH_MARK failed: %s\n", cmd);
 }
 
-static int run_tiering(size_t mib, size_t window_mib, unsigned long long lookups,
-		   unsigned long long sweep, unsigned int wpct)
+static int run_tiering(size_t mib, size_t window_mib,
+		       unsigned long long lookups, unsigned long long sweep,
+		       unsigned int wpct)
 {
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), n;
 	struct worker w[MAX_THREADS];

@@ -164,9 +164,10 @@ int main(int argc, char **argv)
 		errors += readers[c].errors;
 	}
 	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("pingpong %s: %zu pages x %d rounds: %llu pages migrated in %.2f s (%.0f pages/s), "
-	       "%llu words checked by %d readers, %llu errors\n",
-	       argv[3], npages, rounds, migrated, secs,
-	       secs > 0 ? migrated / secs : 0.0, words, ncpu - 1, errors);
+	printf("pingpong %s: %zu pages x %d rounds: ", argv[3], npages, rounds);
+	printf("%llu pages migrated in %.2f s (%.0f pages/s), ", migrated, secs,
+	       secs > 0 ? migrated / secs : 0.0);
+	printf("%llu words checked by %d readers, %llu errors\n", words,
+	       ncpu - 1, errors);
 	return errors ? 1 : 0;
 }

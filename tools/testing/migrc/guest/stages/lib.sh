@@ -20,9 +20,10 @@ knob_set() { [ -w $KNOB ] && echo "$*" > $KNOB; }
 # safety_run LOG [ARGS]: run migrc_safety into LOG; its exit status.
 safety_run() { log=$1; shift; migrc_safety "$@" > "$log" 2>&1; }
 # safety_summary LOG: each test's result and counts.
+SAFETY_COUNTS='# [0-9]+ (pages|words|increments)|# forced|# shared file'
+SAFETY_RESULTS='# writable region|# pages [0-9]|ok |not ok |# (FAIL|PASS|Totals)'
 safety_summary() {
-	grep -E '^(# [0-9]+ (pages|words|increments)|# forced|# shared file|# writable region)|^(# pages [0-9]|ok |not ok |# (FAIL|PASS|Totals))' \
-		"$1" | sed 's/^/  /'
+	grep -E "^($SAFETY_COUNTS|$SAFETY_RESULTS)" "$1" | sed 's/^/  /'
 }
 # failing LOG: the names of the tests that failed.
 failing() { sed -n 's/^not ok [0-9]* migrc\.\([a-z_]*\).*/\1/p' "$1" | tr '\n' ' ' | sed 's/ $//'; }
