@@ -125,6 +125,8 @@ void migrc_src_still_used(u64 gen)
  * and hardware tag-based KASAN retags it, while stale read-only entries may
  * still map it; debug_pagealloc unmaps it from the kernel. Defer nothing
  * then. Generic and software tag-based KASAN only poison shadow memory.
+ *
+ * Return: true if deferring must be refused.
  */
 bool migrc_defer_forbidden(void)
 {
@@ -157,6 +159,8 @@ void migrc_kick_flush(void)
  *
  * Default for architectures that cannot defer: NULL, the batch is flushed
  * at once as without MIGRC.
+ *
+ * Return: NULL.
  */
 const struct cpumask * __weak
 migrc_arch_batch_cpus(struct arch_tlbflush_unmap_batch *b)

@@ -144,7 +144,9 @@ void migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *b);
  *
  * Acquire pairs with the release publication of a generation, so the
  * invalidations of every request up to the sample are visible to the flush
- * that follows. Return: the sample, to pass to migrc_record_local_flush().
+ * that follows.
+ *
+ * Return: the sample, to pass to migrc_record_local_flush().
  */
 static inline u64 migrc_sample_gen(void)
 {
@@ -170,6 +172,8 @@ static inline void migrc_record_local_flush(u64 sampled)
  *
  * The acquire load pairs with the release store that moved the watermark,
  * so a caller that skips a flush because of it observes those flushes.
+ *
+ * Return: true if the flushes up to @gen are all done.
  */
 static inline bool migrc_gen_retired(u64 gen)
 {
@@ -183,6 +187,8 @@ static inline bool migrc_gen_retired(u64 gen)
  * forced flush. A generation published after the load of @latest belongs to
  * a migration whose destination is not mapped yet, so it cannot matter to a
  * caller that already holds the PTE lock of a mapping of the data.
+ *
+ * Return: true if a published flush is still pending.
  */
 static inline bool migrc_any_pending(void)
 {
@@ -215,6 +221,8 @@ static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
 /**
  * migrc_page_clean - whether no CPU can use a stale entry for a free block
  * @page: head of a free block
+ *
+ * Return: true if the flush the block waits for, if any, is done.
  */
 static inline bool migrc_page_clean(const struct page *page)
 {

@@ -38,6 +38,9 @@ def main(argv=None):
                     help="also count the call sites that sent shootdowns")
     be.add_argument("--kernels", help="comma-separated kernels to boot "
                     "(default: vanilla,migrc)")
+    sub.add_parser("lint", help="build the test kernel and run the static "
+                   "checks of 'make test' (clippy, rustfmt, W=1, kernel-doc, "
+                   "rustdoc, htmldocs)")
     sub.add_parser("patches", help="export the series with a cover letter "
                    "into build/patches")
     sub.add_parser("check-patches", help="checkpatch --strict, git am on "
@@ -68,6 +71,8 @@ def main(argv=None):
                                workload=args.workload, args=args.args,
                                scenarios=args.scenarios,
                                kernels=args.kernels, trace=args.trace)
+        elif args.cmd == "lint":
+            return runner.lint_only()
         elif args.cmd == "patches":
             patches.export()
         elif args.cmd == "check-patches":

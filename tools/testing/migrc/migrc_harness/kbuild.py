@@ -8,6 +8,7 @@ stay clean because every build uses O=.
 """
 
 import hashlib
+import json
 import os
 import re
 from pathlib import Path
@@ -54,6 +55,10 @@ class Build:
         self.name = f"{arch}-{flavor}-{variant}"
         self.out = BUILD / "kbuild" / self.name
         self.logs = BUILD / "logs"
+        # The MIGRC test kernel is always built with clippy (same objects,
+        # more lints), so that 'make test' lints every Rust crate it
+        # compiles without a second build.
+        self.clippy = flavor == "test" and variant == "migrc"
 
     @property
     def src(self):
@@ -69,11 +74,14 @@ class Build:
             frags.append(CONFIGS / "nomigrc.config")
         return frags
 
-    def make(self, *targets, logname=None, extra=(), check=True):
+    def make(self, *targets, logname=None, extra=(), check=True,
+             extra_env=None):
         cmd = ["make", "-C", str(self.src), f"O={self.out}", f"-j{jobs()}",
-               *make_vars(self.arch), *extra, *targets]
+               *make_vars(self.arch), *(["CLIPPY=1"] if self.clippy else []),
+               *extra, *targets]
         logfile = self.logs / f"{logname or self.name}.log"
-        return run(cmd, env=make_env(), logfile=logfile, check=check)
+        return run(cmd, env={**make_env(), **(extra_env or {})},
+                   logfile=logfile, check=check)
 
     def configure(self):
         """(Re)generate .config when the fragments changed."""
@@ -129,11 +137,70 @@ class Build:
         self.configure()
         log(f"building {self.name} (log: {self.logs / self.name}.log)")
         self.make("bzImage", "headers")
+        self._record_rust_warnings()
         image = self.out / "arch/x86/boot/bzImage"
         if not image.exists():
             raise HarnessError(f"{self.name}: no {image} after the build")
         log(f"built {self.name}: {image}")
         return image
+
+    # Rust warnings, per crate, from each crate's latest compile: kbuild
+    # prints them only when it compiles the crate, and recompiles it
+    # whenever one of its sources changed, so the record is always current.
+    RUST_RECORD = ".migrc-rust-warnings.json"
+    COMPILED = re.compile(r"^\s+(?:RUSTC|CLIPPY)(?: L| P| PL)?\s+(\S+)$")
+    WARNING = re.compile(r"^(warning|error)(\[\w+\])?: (.*)$")
+    WHERE = re.compile(r"^\s*--> (\S+?):\d+:\d+$")
+
+    def _crate_of(self, path):
+        """The object a Rust source file is compiled into."""
+        path = path.replace(str(self.src) + "/", "")
+        if path.startswith("rust/kernel/"):
+            return "rust/kernel.o"
+        if re.match(r"^(samples|drivers)/.*\.rs$", path):
+            return path[:-3] + ".o"
+        top = path.split("/")
+        return f"rust/{top[1]}.o" if top[0] == "rust" and len(top) > 2 \
+            else path
+
+    def _record_rust_warnings(self):
+        record = self.out / self.RUST_RECORD
+        data = json.loads(record.read_text()) if record.exists() else {}
+        lines = (self.logs / f"{self.name}.log").read_text(
+            errors="replace").splitlines()
+        compiled = {m.group(1) for m in map(self.COMPILED.match, lines) if m}
+        crates = set(data.get("crates", [])) | compiled
+        warnings = {c: w for c, w in data.get("warnings", {}).items()
+                    if c not in compiled}
+        msg = None
+        for line in lines:
+            m = self.WARNING.match(line)
+            if m:
+                msg = m.group(3)
+                # The count line rustc prints at the end of a crate.
+                if re.match(r"^`?\S+`? \(.*\) generated \d+ warning", msg) \
+                        or re.match(r"^\d+ warnings? emitted", msg):
+                    msg = None
+                continue
+            m = self.WHERE.match(line)
+            if m and msg:
+                path = m.group(1).replace(str(self.src) + "/", "")
+                warnings.setdefault(self._crate_of(path), []).append(
+                    f"{path}: {msg}")
+                msg = None
+        record.write_text(json.dumps({"crates": sorted(crates),
+                                      "warnings": warnings}, indent=1))
+
+    def rust_crates(self):
+        record = self.out / self.RUST_RECORD
+        return json.loads(record.read_text())["crates"] if record.exists() \
+            else []
+
+    def rust_warnings(self):
+        """{crate object: [warning]} of the latest compile of each crate."""
+        record = self.out / self.RUST_RECORD
+        return json.loads(record.read_text())["warnings"] \
+            if record.exists() else {}
 
     def config_value(self, sym):
         for line in (self.out / ".config").read_text().splitlines():

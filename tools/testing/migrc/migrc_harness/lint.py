@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Static checks of 'make test', run on the already built MIGRC test kernel.
+
+  rustfmt     'make rustfmtcheck' over every Rust file of the tree.
+  clippy      the test kernel is built with CLIPPY=1; no crate may warn
+              (kbuild.Build keeps the findings of each crate's last
+              compile, so a warm build that compiles nothing still knows).
+  W=1         every C file the series touches, compiled with W=1 (to .s,
+              so the objects stay as they are) in the MIGRC tree and in
+              pristine upstream with the same config: no warning that
+              upstream does not have.
+  kernel-doc  scripts/kernel-doc -Wall on the same files and on our
+              headers, compared the same way.
+  rustdoc     'make rustdoc': no warning, and the MIGRC pages exist.
+  htmldocs    'make SPHINXDIRS=mm htmldocs': no warning about migrc.rst,
+              and the mm index links it.
+"""
+
+import collections
+import re
+import shutil
+import subprocess
+
+from . import kbuild, tree
+from .common import BUILD, log, run
+
+
+def run_all(build, tally):
+    for check in (rustfmt, clippy, w1, kerneldoc, rustdoc, htmldocs):
+        ok, summary, details = check(build)
+        log(f"lint {check.__name__}: {'clean' if ok else 'FAILED'}: "
+            f"{summary}")
+        for line in details[:40]:
+            print(f"    {line}")
+        tally.add("pass" if ok else "fail", f"lint {check.__name__}: "
+                  f"{summary}")
+
+
+def _logtext(name):
+    return (BUILD / "logs" / f"{name}.log").read_text(errors="replace")
+
+
+def rustfmt(build):
+    p = build.make("rustfmtcheck", logname=f"{build.name}-rustfmtcheck",
+                   check=False)
+    if p.returncode == 0:
+        return True, "every Rust file is rustfmt-clean", []
+    tail = _logtext(f"{build.name}-rustfmtcheck").splitlines()[-40:]
+    return False, "Rust code is not rustfmt-clean", tail
+
+
+def clippy(build):
+    if not build.clippy:
+        return True, "not a CLIPPY=1 build", []
+    found = build.rust_warnings()
+    crates = len(build.rust_crates())
+    if not crates:
+        return False, "no record of any crate compiled with clippy", []
+    lines = [f"{crate}: {w}" for crate, ws in sorted(found.items())
+             for w in ws]
+    if lines:
+        return False, f"{len(lines)} warnings in {len(found)} crates", lines
+    return True, f"{crates} crates, 0 warnings", []
+
+
+def _touched_c(build):
+    """C files of the kernel proper that the series adds or changes."""
+    names = subprocess.run(
+        ["git", "-C", str(tree.TREE), "diff", "--name-only",
+         "refs/tags/upstream", "HEAD", "--", "*.c"],
+        capture_output=True, text=True, check=True).stdout.split()
+    files = [f for f in names if not f.startswith(("tools/", "samples/"))]
+    # rust/helpers/*.c are compiled as one unit, helpers.c.
+    units = sorted({"rust/helpers/helpers.c" if f.startswith("rust/helpers/")
+                    else f for f in files})
+    # Only what this config builds.
+    return [u for u in units if (build.out / (u[:-2] + ".o")).exists()]
+
+
+WARN = re.compile(r"^(?:.*?/)?((?:arch|mm|include|rust|kernel|lib)/\S+?):"
+                  r"\d+:(?:\d+:)? (warning|error): (.*)$")
+
+
+def _warnings(text, src):
+    """Multiset of (file, message) of compiler warnings in a build log."""
+    found = collections.Counter()
+    for line in text.splitlines():
+        line = line.replace(str(src) + "/", "")
+        m = WARN.match(line)
+        if m:
+            found[(m.group(1), m.group(3))] += 1
+    return found
+
+
+def _compile_w1(b, units):
+    """Compile units with W=1 to .s files in build b; the log text."""
+    for u in units:
+        (b.out / (u[:-2] + ".s")).unlink(missing_ok=True)
+    b.make("W=1", *[u[:-2] + ".s" for u in units],
+           logname=f"{b.name}-w1", check=False)
+    return _logtext(f"{b.name}-w1")
+
+
+def _vanilla_build(build):
+    van = kbuild.Build(build.flavor, "vanilla", build.arch)
+    tree.vanilla_tree()
+    van.configure()
+    return van
+
+
+def w1(build):
+    units = _touched_c(build)
+    mine = _warnings(_compile_w1(build, units), tree.TREE)
+    van = _vanilla_build(build)
+    theirs = _warnings(_compile_w1(van, [u for u in units
+                                         if (tree.VANILLA / u).exists()]),
+                       tree.VANILLA)
+    new = mine - theirs
+    lines = [f"{f}: {msg}" + (f" (x{n})" if n > 1 else "")
+             for (f, msg), n in sorted(new.items())]
+    summary = (f"{len(units)} files, {sum(mine.values())} W=1 warnings, "
+               f"{sum(theirs.values())} in upstream, {sum(new.values())} new")
+    return not new, summary, lines
+
+
+def _kdoc(src, files):
+    found, seen = collections.Counter(), set()
+    for f in files:
+        if not (src / f).exists():
+            continue
+        p = subprocess.run(["/usr/bin/python3", "-B",
+                            str(src / "scripts/kernel-doc"), "-none",
+                            "-Wall", f], cwd=src, capture_output=True,
+                           text=True)
+        for line in (p.stdout + p.stderr).splitlines():
+            m = re.match(r"^(?:warning|error): (\S+?):\d+ (.*)$", line,
+                         re.I)
+            if m:
+                seen.add((m.group(1), m.group(2), line))
+    for f, msg, _ in seen:
+        found[(f, msg)] += 1
+    return found
+
+
+def kerneldoc(build):
+    headers = subprocess.run(
+        ["git", "-C", str(tree.TREE), "diff", "--name-only",
+         "--diff-filter=A", "refs/tags/upstream", "HEAD", "--",
+         "include/*.h", "mm/*.h"],
+        capture_output=True, text=True, check=True).stdout.split()
+    files = _touched_c(build) + headers
+    tree.vanilla_tree()
+    mine, theirs = _kdoc(tree.TREE, files), _kdoc(tree.VANILLA, files)
+    new = mine - theirs
+    lines = [f"{f}: {msg}" for (f, msg), n in sorted(new.items())]
+    summary = (f"{len(files)} files, {sum(mine.values())} warnings, "
+               f"{sum(theirs.values())} in upstream, {sum(new.values())} new")
+    return not new, summary, lines
+
+
+def rustdoc(build):
+    p = build.make("rustdoc", logname=f"{build.name}-rustdoc", check=False)
+    text = _logtext(f"{build.name}-rustdoc")
+    warns = [l for l in text.splitlines() if re.match(r"^(warning|error)", l)]
+    page = build.out / "Documentation/output/rust/rustdoc/kernel/mm/migrc"
+    missing = [] if (page / "index.html").exists() else \
+        [f"{page}/index.html was not generated"]
+    ok = p.returncode == 0 and not warns and not missing
+    details = warns + missing + ([] if p.returncode == 0 else
+                                 text.splitlines()[-30:])
+    n = len(list(page.glob("*.html"))) if page.exists() else 0
+    return ok, f"{len(warns)} warnings, {n} pages for kernel::mm::migrc", \
+        details
+
+
+def htmldocs(build):
+    # Sphinx output goes under O=; the html of mm/ only.
+    outdir = build.out / "Documentation/output/mm"
+    if outdir.exists():
+        shutil.rmtree(outdir)
+    p = build.make("SPHINXDIRS=mm", "htmldocs",
+                   logname=f"{build.name}-htmldocs", check=False,
+                   extra_env={"PATH": "/usr/bin:/bin"})
+    text = _logtext(f"{build.name}-htmldocs")
+    ours = [l for l in text.splitlines()
+            if re.search(r"WARNING|ERROR", l) and "migrc" in l]
+    total = sum(1 for l in text.splitlines() if "WARNING" in l)
+    page = outdir / "migrc.html"
+    index = outdir / "index.html"
+    problems = list(ours)
+    if not page.exists():
+        problems.append(f"{page} was not generated")
+    elif 'href="migrc.html"' not in index.read_text(errors="replace"):
+        problems.append("Documentation/mm/index.rst does not link migrc")
+    if p.returncode != 0:
+        problems += text.splitlines()[-20:]
+    return not problems, (f"mm/migrc.html built, {len(ours)} warnings about "
+                          f"it ({total} elsewhere in mm/)"), problems
