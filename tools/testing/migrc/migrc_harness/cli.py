@@ -25,6 +25,7 @@ def main(argv=None):
     te.add_argument("--timeout", type=int, help="guest timeout, seconds")
     te.add_argument("--flavor", default="test", choices=kbuild.FLAVORS)
     te.add_argument("--variant", default="migrc", choices=kbuild.VARIANTS)
+    te.add_argument("--arch", default="x86_64", choices=kbuild.ARCHES)
     te.add_argument("--stages", help="comma-separated guest stages to run "
                     "instead of the default plan ('' = KUnit only)")
     be = sub.add_parser("bench", help="vanilla vs MIGRC on the tiered VM")
@@ -65,7 +66,7 @@ def main(argv=None):
                 stages = [x for x in args.stages.split(",") if x]
             return runner.test(probe=args.probe, timeout=args.timeout,
                                stages=stages, flavor=args.flavor,
-                               variant=args.variant)
+                               variant=args.variant, arch=args.arch)
         elif args.cmd == "bench":
             return bench.bench(quick=args.quick, reps=args.reps,
                                workload=args.workload, args=args.args,

@@ -26,8 +26,8 @@ DEB_PACKAGES = [
     # Kernel build.
     "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev", "cpio",
     "xz-utils", "kmod", "git", "python3", "perl", "rsync",
-    # checkpatch.pl's SPDX check.
-    "python3-ply",
+    # checkpatch.pl's SPDX check; Sphinx for 'make htmldocs' (lint).
+    "python3-ply", "python3-sphinx", "python3-yaml",
     # VM and its userspace: busybox, static libc and libnuma for selftests.
     "qemu-system-x86", "busybox-static", "libc6-dev", "libnuma-dev", "gcc",
     # The chart of 'make bench' (build/bench/results.png).
@@ -40,6 +40,13 @@ BINDGEN_VERSION = "0.72.1"
 TOOLS = CACHE / "tools"
 BINDGEN = TOOLS / "bin/bindgen"
 LLVM_LIB = "/usr/lib/llvm-22/lib"
+
+# 'make test ARCH=arm64' only: a cross compiler for the guest programs,
+# QEMU for arm64, and busybox-static's arm64 build, unpacked (the host gets
+# no foreign architecture).
+ARM64_PACKAGES = ["gcc-aarch64-linux-gnu", "qemu-system-arm"]
+ARM64_BUSYBOX = CACHE / "arm64/busybox"
+ARM64_SUITE = "bookworm"
 
 SOURCE_PKG = f"linux-source-{KVER_SERIES}"
 SOURCE_SUITE = "trixie-backports"
@@ -167,6 +174,40 @@ def fetch_source_deb():
             f"archive, then run 'make setup' again (cache: {DL}).")
     final.with_suffix(".sha256").write_text(_sha256(final) + "\n")
     return final
+
+
+def setup_arm64():
+    """The extra host tools of an arm64 test run (idempotent)."""
+    missing = [p for p in ARM64_PACKAGES
+               if subprocess.run(["dpkg-query", "-W", "-f",
+                                  "${db:Status-Abbrev}", p],
+                                 capture_output=True,
+                                 text=True).stdout[:2] != "ii"]
+    if missing:
+        log(f"installing Debian packages for arm64: {' '.join(missing)}")
+        install_packages_named(missing)
+    if ARM64_BUSYBOX.exists():
+        return
+    root = DL / "apt-arm64"
+    for d in ("lists/partial", "cache/archives/partial"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    (root / "sources.list").write_text(
+        f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+        f"{DEBIAN_MIRROR} {ARM64_SUITE} main\n")
+    opts = _apt_private_opts(root) + ["-o", "APT::Architecture=arm64",
+                                      "-o", "APT::Architectures=arm64"]
+    log("downloading busybox-static for arm64")
+    run(["apt-get"] + opts + ["update", "-qq"], quiet=True)
+    with tempfile.TemporaryDirectory(dir=DL) as tmp:
+        run(["apt-get"] + opts + ["download", "busybox-static"], cwd=tmp,
+            quiet=True)
+        debs = list(Path(tmp).glob("busybox-static_*_arm64.deb"))
+        if len(debs) != 1:
+            raise HarnessError(f"apt-get download left {debs}")
+        run(["dpkg-deb", "-x", str(debs[0]), str(Path(tmp) / "x")],
+            quiet=True)
+        ARM64_BUSYBOX.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(tmp) / "x/bin/busybox", ARM64_BUSYBOX)
 
 
 def source_version(deb):

@@ -19,6 +19,9 @@ from .common import BUILD, HARNESS, HarnessError, log, run
 CONFIGS = HARNESS / "configs"
 FLAVORS = ("test", "bench")
 VARIANTS = ("migrc", "vanilla", "nomigrc")
+ARCHES = ("x86_64", "arm64")
+# The boot image of each architecture, under arch/<srcarch>/boot/.
+IMAGES = {"x86_64": "arch/x86/boot/bzImage", "arm64": "arch/arm64/boot/Image"}
 
 
 def jobs():
@@ -49,8 +52,9 @@ class Build:
     """One kernel build directory and how to (re)build it."""
 
     def __init__(self, flavor="test", variant="migrc", arch="x86_64"):
-        if flavor not in FLAVORS or variant not in VARIANTS:
-            raise HarnessError(f"unknown build {flavor}/{variant}")
+        if flavor not in FLAVORS or variant not in VARIANTS or \
+                arch not in ARCHES:
+            raise HarnessError(f"unknown build {arch}/{flavor}/{variant}")
         self.flavor, self.variant, self.arch = flavor, variant, arch
         self.name = f"{arch}-{flavor}-{variant}"
         self.out = BUILD / "kbuild" / self.name
@@ -65,7 +69,8 @@ class Build:
         return tree.VANILLA if self.variant == "vanilla" else tree.TREE
 
     def fragments(self):
-        frags = [CONFIGS / "base.config", CONFIGS / f"{self.flavor}.config"]
+        frags = [CONFIGS / "base.config", CONFIGS / f"{self.arch}.config",
+                 CONFIGS / f"{self.flavor}.config"]
         if self.variant == "migrc":
             frags += [f for f in (CONFIGS / "migrc.config",
                                   CONFIGS / f"migrc-{self.flavor}.config")
@@ -136,9 +141,9 @@ class Build:
             tree.materialize(allow_local=True)
         self.configure()
         log(f"building {self.name} (log: {self.logs / self.name}.log)")
-        self.make("bzImage", "headers")
+        image = self.out / IMAGES[self.arch]
+        self.make(image.name, "headers")
         self._record_rust_warnings()
-        image = self.out / "arch/x86/boot/bzImage"
         if not image.exists():
             raise HarnessError(f"{self.name}: no {image} after the build")
         log(f"built {self.name}: {image}")

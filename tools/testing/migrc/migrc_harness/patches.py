@@ -203,8 +203,9 @@ def export():
 
 
 # The configurations every patch is built with.
-BUILDS = {"y": ["base.config", "migrc.config", "migrc-test.config"],
-          "n": ["base.config", "nomigrc.config"]}
+BUILDS = {"y": ["base.config", "x86_64.config", "migrc.config",
+                "migrc-test.config"],
+          "n": ["base.config", "x86_64.config", "nomigrc.config"]}
 
 
 def _fresh_tree():

@@ -2,9 +2,11 @@
 """The tiered test VM: initramfs, QEMU (TCG) and console parsing.
 
 Topology (mirrors a DRAM + slow-memory machine): node 0 holds every vCPU and
-512 MiB, node 1 is CPU-less with 1536 MiB.  HMAT latency/bandwidth entries
-make node 1 a lower memory tier, so Linux builds a demotion path 0 -> 1.
-KVM hangs on these hosts, so QEMU always runs with TCG.
+512 MiB, node 1 is CPU-less with 1536 MiB.  On x86_64, HMAT latency/bandwidth
+entries make node 1 a lower memory tier, so Linux builds a demotion path
+0 -> 1.  On arm64 ('virt' machine, device tree) the nodes are the same but
+there is no HMAT, hence one tier: migration between the nodes works, demotion
+does not.  KVM hangs on these hosts, so QEMU always runs with TCG.
 """
 
 import gzip
@@ -17,10 +19,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import hostsetup
 from .common import BUILD, HARNESS, HarnessError, log, run
 
 GUEST = HARNESS / "guest"
-BUSYBOX = Path("/bin/busybox")
+# A static busybox for the guest's architecture (arm64: see hostsetup).
+BUSYBOX = {"x86_64": Path("/bin/busybox"),
+           "arm64": hostsetup.ARM64_BUSYBOX}
+CONSOLE = {"x86_64": "ttyS0", "arm64": "ttyAMA0"}
 
 VCPUS = 4
 NODES = [  # (size MiB, has CPUs, latency ns, bandwidth)
@@ -39,20 +45,31 @@ TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 GUEST_LINE = re.compile(r"migrc-guest: (\w+)\s*(.*)$")
 
 
-def qemu_args(kernel, initrd, append):
-    args = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "pc,hmat=on",
-            "-cpu", "max,la57=off", "-smp", str(VCPUS),
-            "-m", f"{sum(n[0] for n in NODES)}M",
-            "-nographic", "-no-reboot", "-monitor", "none",
-            "-kernel", str(kernel), "-initrd", str(initrd),
-            "-append", append]
+def qemu_args(kernel, initrd, append, arch="x86_64"):
+    if arch == "arm64":
+        # cortex-a57: no SVE/MTE/PAC to emulate, so TCG runs faster
+        # than with -cpu max.
+        machine = ["qemu-system-aarch64", "-accel", "tcg", "-machine",
+                   "virt,gic-version=3", "-cpu", "cortex-a57"]
+    else:
+        machine = ["qemu-system-x86_64", "-accel", "tcg", "-machine",
+                   "pc,hmat=on", "-cpu", "max,la57=off"]
+    args = machine + ["-smp", str(VCPUS),
+                      "-m", f"{sum(n[0] for n in NODES)}M",
+                      "-nographic", "-no-reboot", "-monitor", "none",
+                      "-kernel", str(kernel), "-initrd", str(initrd),
+                      "-append", append]
     cpus = f"0-{VCPUS - 1}"
     for i, (size, has_cpus, _, _) in enumerate(NODES):
         args += ["-object", f"memory-backend-ram,id=m{i},size={size}M"]
-        node = f"node,nodeid={i},memdev=m{i},initiator=0"
+        node = f"node,nodeid={i},memdev=m{i}"
+        if arch == "x86_64":
+            node += ",initiator=0"
         if has_cpus:
             node += f",cpus={cpus}"
         args += ["-numa", node]
+    if arch != "x86_64":
+        return args
     for i, (_, _, lat, bw) in enumerate(NODES):
         base = (f"hmat-lb,initiator=0,target={i},hierarchy=memory,"
                 f"data-type=")
@@ -61,7 +78,7 @@ def qemu_args(kernel, initrd, append):
     return args
 
 
-def build_initramfs(programs, name="initramfs", files=None):
+def build_initramfs(programs, name="initramfs", files=None, arch="x86_64"):
     """Assemble the initramfs: busybox, /init, stages and static programs.
 
     programs: {name in /migrc/bin: host path of a static binary}.
@@ -73,9 +90,10 @@ def build_initramfs(programs, name="initramfs", files=None):
     for d in ("bin", "sbin", "proc", "sys", "dev", "tmp", "migrc/bin",
               "migrc/stages", "etc"):
         (root / d).mkdir(parents=True, exist_ok=True)
-    if not BUSYBOX.exists():
-        raise HarnessError(f"{BUSYBOX} missing: run 'make setup'")
-    shutil.copy2(BUSYBOX, root / "bin/busybox")
+    busybox = BUSYBOX[arch]
+    if not busybox.exists():
+        raise HarnessError(f"{busybox} missing: run 'make setup'")
+    shutil.copy2(busybox, root / "bin/busybox")
     # The scripts are kept without execute permission (checkpatch: no
     # executable source files); the guest runs them.
     shutil.copy2(GUEST / "init", root / "init")
@@ -133,14 +151,14 @@ class GuestRun:
 
 
 def boot(kernel, initrd, plan, timeout, logfile, extra_append="",
-         echo=None):
+         echo=None, arch="x86_64"):
     """Boot the VM, run the plan's stages, return a GuestRun.
 
     echo(line) is called for each console line worth showing live.
     """
-    append = (f"console=ttyS0,115200 panic=-1 loglevel=7 "
+    append = (f"console={CONSOLE[arch]},115200 panic=-1 loglevel=7 "
               f"harness.plan={','.join(plan)} {extra_append}").strip()
-    args = qemu_args(kernel, initrd, append)
+    args = qemu_args(kernel, initrd, append, arch)
     log(f"booting {Path(kernel).parent.parent.parent.parent.name} with "
         f"stages {','.join(plan) or '(none)'} (timeout {timeout}s)")
     r = GuestRun()
