@@ -80,9 +80,14 @@ class Build:
         return frags
 
     def make(self, *targets, logname=None, extra=(), check=True,
-             extra_env=None):
+             extra_env=None, drop=()):
+        """Run make in the tree for this build; drop: toolchain variables
+        to leave out (Documentation/Makefile gives RUSTDOC a meaning of
+        its own)."""
+        tools = [v for v in make_vars(self.arch)
+                 if v.split("=", 1)[0] not in drop]
         cmd = ["make", "-C", str(self.src), f"O={self.out}", f"-j{jobs()}",
-               *make_vars(self.arch), *(["CLIPPY=1"] if self.clippy else []),
+               *tools, *(["CLIPPY=1"] if self.clippy else []),
                *extra, *targets]
         logfile = self.logs / f"{logname or self.name}.log"
         return run(cmd, env={**make_env(), **(extra_env or {})},

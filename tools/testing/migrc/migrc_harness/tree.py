@@ -281,7 +281,7 @@ def materialize(force=False, allow_local=False):
 
 def vanilla_tree():
     """A worktree of the pristine upstream source, for vanilla builds."""
-    materialize()
+    materialize(allow_local=True)
     if not (VANILLA / ".git").exists():
         log(f"adding the vanilla worktree {VANILLA}")
         if VANILLA.exists():
