@@ -126,6 +126,30 @@ def _apt_private_opts(root):
     ]
 
 
+def _download_deb(name, suite, pkg, arch=None):
+    """apt-get download of pkg from Debian's suite with a private apt
+    configuration under DL/name; return the .deb, moved into DL."""
+    root = DL / name
+    for d in ("lists/partial", "cache/archives/partial"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    (root / "sources.list").write_text(
+        f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+        f"{DEBIAN_MIRROR} {suite} main\n")
+    opts = _apt_private_opts(root)
+    if arch:
+        opts += ["-o", f"APT::Architecture={arch}",
+                 "-o", f"APT::Architectures={arch}"]
+    run(["apt-get"] + opts + ["update", "-qq"])
+    with tempfile.TemporaryDirectory(dir=DL) as tmp:
+        run(["apt-get"] + opts + ["download", pkg], cwd=tmp)
+        debs = list(Path(tmp).glob(f"{pkg}_*.deb"))
+        if len(debs) != 1:
+            raise HarnessError(f"apt-get download left {debs}")
+        final = DL / debs[0].name
+        shutil.move(str(debs[0]), final)
+    return final
+
+
 def _sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -150,23 +174,9 @@ def fetch_source_deb():
     deb = _cached_deb()
     if deb:
         return deb
-    root = DL / "apt"
-    for d in ("lists/partial", "cache/archives/partial"):
-        (root / d).mkdir(parents=True, exist_ok=True)
-    (root / "sources.list").write_text(
-        f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-        f"{DEBIAN_MIRROR} {SOURCE_SUITE} main\n")
-    opts = _apt_private_opts(root)
     log(f"downloading {SOURCE_PKG} from Debian {SOURCE_SUITE}")
     try:
-        run(["apt-get"] + opts + ["update", "-qq"])
-        with tempfile.TemporaryDirectory(dir=DL) as tmp:
-            run(["apt-get"] + opts + ["download", SOURCE_PKG], cwd=tmp)
-            debs = list(Path(tmp).glob(f"{SOURCE_PKG}_*.deb"))
-            if len(debs) != 1:
-                raise HarnessError(f"apt-get download left {debs}")
-            final = DL / debs[0].name
-            shutil.move(str(debs[0]), final)
+        final = _download_deb("apt", SOURCE_SUITE, SOURCE_PKG)
     except HarnessError as e:
         raise HarnessError(
             f"could not download {SOURCE_PKG} from {DEBIAN_MIRROR} "
@@ -188,26 +198,13 @@ def setup_arm64():
         install_packages_named(missing)
     if ARM64_BUSYBOX.exists():
         return
-    root = DL / "apt-arm64"
-    for d in ("lists/partial", "cache/archives/partial"):
-        (root / d).mkdir(parents=True, exist_ok=True)
-    (root / "sources.list").write_text(
-        f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-        f"{DEBIAN_MIRROR} {ARM64_SUITE} main\n")
-    opts = _apt_private_opts(root) + ["-o", "APT::Architecture=arm64",
-                                      "-o", "APT::Architectures=arm64"]
     log("downloading busybox-static for arm64")
-    run(["apt-get"] + opts + ["update", "-qq"], quiet=True)
+    deb = _download_deb("apt-arm64", ARM64_SUITE, "busybox-static", "arm64")
     with tempfile.TemporaryDirectory(dir=DL) as tmp:
-        run(["apt-get"] + opts + ["download", "busybox-static"], cwd=tmp,
-            quiet=True)
-        debs = list(Path(tmp).glob("busybox-static_*_arm64.deb"))
-        if len(debs) != 1:
-            raise HarnessError(f"apt-get download left {debs}")
-        run(["dpkg-deb", "-x", str(debs[0]), str(Path(tmp) / "x")],
-            quiet=True)
+        run(["dpkg-deb", "-x", str(deb), tmp], quiet=True)
         ARM64_BUSYBOX.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(Path(tmp) / "x/bin/busybox", ARM64_BUSYBOX)
+        shutil.copy2(Path(tmp) / "bin/busybox", ARM64_BUSYBOX)
+    deb.unlink()
 
 
 def source_version(deb):
