@@ -188,8 +188,11 @@ def export():
     text = cover.read_text()
     template = COVER.read_text()
     subject, body = template.split("\n", 1)
+    version = hostsetup.source_version(hostsetup.fetch_source_deb())
     body = body.strip("\n").replace("@RESULTS@", _bench_rows()) \
-        .replace("@CHECKPATCH@", _checkpatch_text(accepted))
+        .replace("@CHECKPATCH@", _checkpatch_text(accepted)) \
+        .replace("@BASE@", f"Linux 7.3 as Debian ships it "
+                 f"({hostsetup.SOURCE_PKG} {version})")
     for placeholder, value in (("*** SUBJECT HERE ***", subject),
                                ("*** BLURB HERE ***", body)):
         if placeholder not in text:
