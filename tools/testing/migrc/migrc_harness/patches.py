@@ -191,7 +191,7 @@ def export():
     version = hostsetup.source_version(hostsetup.fetch_source_deb())
     body = body.strip("\n").replace("@RESULTS@", _bench_rows()) \
         .replace("@CHECKPATCH@", _checkpatch_text(accepted)) \
-        .replace("@BASE@", f"Linux 7.3 as Debian ships it "
+        .replace("@BASE@", f"Linux 7.3 as Debian ships it\n"
                  f"({hostsetup.SOURCE_PKG} {version})")
     for placeholder, value in (("*** SUBJECT HERE ***", subject),
                                ("*** BLURB HERE ***", body)):
