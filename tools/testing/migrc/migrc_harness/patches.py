@@ -268,8 +268,10 @@ def check():
     src = _fresh_tree()
     env = {k: v for k, v in tree.IDENT.items() if 'COMMITTER' in k}
     for i, patch in enumerate(series, 1):
-        run(["git", "-C", str(src), "am", "-q", str(patch)], env=env,
-            quiet=True)
+        # Whitespace errors (a blank line at the end of a file) would make
+        # a maintainer's 'git am' warn: fail on them.
+        run(["git", "-C", str(src), "am", "-q", "--whitespace=error-all",
+             str(patch)], env=env, quiet=True)
         touched = out(["git", "-C", str(src), "diff-tree", "--no-commit-id",
                        "-r", "--name-only", "HEAD"]).split()
         subject = out(["git", "-C", str(src), "log", "-1", "--format=%s"])

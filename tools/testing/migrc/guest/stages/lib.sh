@@ -43,4 +43,3 @@ bench_snapshot() {
 BENCH_NAMES="tlb_shootdowns nr_tlb_remote_flush nr_tlb_remote_flush_received"
 BENCH_NAMES="$BENCH_NAMES nr_tlb_local_flush_all nr_tlb_local_flush_one"
 BENCH_NAMES="$BENCH_NAMES pgmigrate_success pgdemote pgpromote migrc_deferred"
-
