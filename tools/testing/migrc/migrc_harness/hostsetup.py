@@ -56,13 +56,13 @@ UPSTREAM = CACHE / f"upstream-{KVER_SERIES}"  # git repo, one commit
 UPSTREAM_STAMP = UPSTREAM / ".git/migrc-upstream-ok"
 
 
-def _missing_packages():
+def _missing_packages(pkgs=DEB_PACKAGES):
     fmt = "${Package} ${db:Status-Abbrev}\n"
-    p = subprocess.run(["dpkg-query", "-W", "-f", fmt] + DEB_PACKAGES,
+    p = subprocess.run(["dpkg-query", "-W", "-f", fmt] + pkgs,
                        capture_output=True, text=True)
     installed = {l.split()[0] for l in p.stdout.splitlines()
                  if len(l.split()) > 1 and l.split()[1].startswith("ii")}
-    return [pkg for pkg in DEB_PACKAGES if pkg not in installed]
+    return [pkg for pkg in pkgs if pkg not in installed]
 
 
 def install_packages():
@@ -188,11 +188,7 @@ def fetch_source_deb():
 
 def setup_arm64():
     """The extra host tools of an arm64 test run (idempotent)."""
-    missing = [p for p in ARM64_PACKAGES
-               if subprocess.run(["dpkg-query", "-W", "-f",
-                                  "${db:Status-Abbrev}", p],
-                                 capture_output=True,
-                                 text=True).stdout[:2] != "ii"]
+    missing = _missing_packages(ARM64_PACKAGES)
     if missing:
         log(f"installing Debian packages for arm64: {' '.join(missing)}")
         install_packages_named(missing)

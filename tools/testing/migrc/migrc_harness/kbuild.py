@@ -44,6 +44,14 @@ def make_vars(arch="x86_64"):
     return [f"{k}={val}" for k, val in v.items()]
 
 
+def config_value(outdir, sym):
+    """A symbol's value in outdir/.config; None when it is not set."""
+    for line in (outdir / ".config").read_text().splitlines():
+        if line.startswith(sym + "="):
+            return line.split("=", 1)[1]
+    return None
+
+
 def make_env():
     return {"LIBCLANG_PATH": hostsetup.LLVM_LIB}
 
@@ -213,7 +221,4 @@ class Build:
             if record.exists() else {}
 
     def config_value(self, sym):
-        for line in (self.out / ".config").read_text().splitlines():
-            if line.startswith(sym + "="):
-                return line.split("=", 1)[1]
-        return None
+        return config_value(self.out, sym)

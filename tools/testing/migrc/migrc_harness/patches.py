@@ -18,6 +18,7 @@ warnings left in the series, each with its reason (ACCEPTED below).
 """
 
 import json
+import os
 import re
 import shutil
 import time
@@ -153,7 +154,7 @@ def _checkpatch(patches):
     errors, unexplained, accepted = [], [], {}
     # spdxcheck.py needs Debian's python3 (python3-ply), whatever comes
     # first on PATH.
-    env = {"PATH": "/usr/bin:" + __import__("os").environ.get("PATH", "")}
+    env = {"PATH": "/usr/bin:" + os.environ.get("PATH", "")}
     for p in patches:
         num = p.name[:4].lstrip("0")
         r = run([str(tree.TREE / "scripts/checkpatch.pl"), "--strict",
@@ -245,13 +246,6 @@ def _make(src, outdir, *targets, logname):
                logfile=BUILD / "logs" / f"{logname}.log")
 
 
-def _config(outdir, sym):
-    for line in (outdir / ".config").read_text().splitlines():
-        if line.startswith(sym + "="):
-            return line.split("=", 1)[1]
-    return "n"
-
-
 def check():
     """'make check-patches': checkpatch, git am, and a build per patch."""
     series, errors, unexplained = export()
@@ -282,9 +276,9 @@ def check():
             outdir = CHECK / f"kbuild-{name}"
             _configure(src, outdir, frags)
             want = name if has_kconfig else "n"
-            if _config(outdir, "CONFIG_MIGRC") != want:
-                raise HarnessError(f"patch {i}: CONFIG_MIGRC is "
-                                   f"{_config(outdir, 'CONFIG_MIGRC')} in "
+            have = kbuild.config_value(outdir, "CONFIG_MIGRC") or "n"
+            if have != want:
+                raise HarnessError(f"patch {i}: CONFIG_MIGRC is {have} in "
                                    f"the {name} build, not {want}")
             s = time.monotonic()
             _make(src, outdir, "vmlinux", logname=f"patch-check-{i:02d}-{name}")
