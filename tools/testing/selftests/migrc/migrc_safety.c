@@ -733,17 +733,26 @@ static long write_tries(struct __test_metadata *_metadata,
  * Whether clear_refs 4 write-protects PTEs (CONFIG_MEM_SOFT_DIRTY, which
  * x86 has and arm64 has not): a page just written is soft-dirty in pagemap.
  */
-static bool have_soft_dirty(struct region *r)
+/* The /proc/self/pagemap entry of the page at addr (0 if unreadable). */
+static uint64_t pagemap_entry(int pagemap, const void *addr, size_t psize)
 {
 	uint64_t e = 0;
+
+	if (pread(pagemap, &e, sizeof(e), (uintptr_t)addr / psize * sizeof(e)) !=
+	    sizeof(e))
+		return 0;
+	return e;
+}
+
+static bool have_soft_dirty(struct region *r)
+{
 	int fd = open("/proc/self/pagemap", O_RDONLY);
-	size_t va = (size_t)r->mem;
+	uint64_t e;
 
 	if (fd < 0)
 		return false;
 	*(volatile char *)r->mem = r->mem[0];	/* a write: soft-dirty */
-	if (pread(fd, &e, sizeof(e), va / r->psize * sizeof(e)) != sizeof(e))
-		e = 0;
+	e = pagemap_entry(fd, r->mem, r->psize);
 	close(fd);
 	return e & (1ULL << 55);
 }
@@ -1055,12 +1064,9 @@ struct replacer {
 /* Whether the PTE of a page is a swap-type entry (migration entry). */
 static bool unmapped(struct replacer *rp, size_t page)
 {
-	uint64_t e = 0;
-	uintptr_t va = (uintptr_t)(rp->r->mem + page * rp->r->psize);
+	uint64_t e = pagemap_entry(rp->pagemap, rp->r->mem + page * rp->r->psize,
+				   rp->r->psize);
 
-	if (pread(rp->pagemap, &e, sizeof(e), va / rp->r->psize * sizeof(e)) !=
-	    sizeof(e))
-		return false;
 	return (e >> 62) & 1;
 }
 
