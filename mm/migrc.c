@@ -43,7 +43,7 @@ DEFINE_PER_CPU(atomic64_t, migrc_cpu_gen);
 
 static_assert(MIGRC_CPUS_PRUNED - MIGRC_PAGES_DEFERRED + 1 ==
 	      NR_MIGRC_STAT_ITEMS);
-static_assert(MIGRC_DEBUG_STALE - MIGRC_FORCED_WRITE + 1 == NR_MIGRC_EVENTS);
+static_assert(MIGRC_NESTED - MIGRC_FORCED_WRITE + 1 == NR_MIGRC_EVENTS);
 
 /**
  * migrc_count - count an event of the C glue in /proc/vmstat
@@ -176,77 +176,6 @@ void __weak migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *b)
 {
 }
 
-#ifdef CONFIG_MIGRC_DEBUG
-/*
- * The debug mode keeps its own copy of each free page's generation, per
- * page and outside struct page, so that a block head that lost or never got
- * its generation (a missed split or merge) is caught too.
- */
-static bool need_migrc_debug(void)
-{
-	return true;
-}
-
-struct page_ext_operations migrc_debug_ops = {
-	.size = sizeof(u64),
-	.need = need_migrc_debug,
-};
-
-static u64 *migrc_debug_gen(struct page_ext *ext)
-{
-	return page_ext_data(ext, &migrc_debug_ops);
-}
-
-/**
- * migrc_debug_free - remember the generation of each page of a freed block
- * @page: head of the block
- * @order: its order
- * @gen: the generation it carries (0: none)
- */
-void migrc_debug_free(struct page *page, unsigned int order, unsigned long gen)
-{
-	struct page_ext_iter iter;
-	struct page_ext *ext;
-
-	rcu_read_lock();
-	for_each_page_ext(page, 1UL << order, ext, iter)
-		WRITE_ONCE(*migrc_debug_gen(ext), gen);
-	rcu_read_unlock();
-}
-
-/**
- * migrc_debug_leave - check that no CPU may hold a stale entry for a block
- * @page: head of the block leaving the allocator
- * @order: its order
- *
- * Called after the flush of migrc_page_leave(): each page's recorded
- * generation must be retired.
- */
-void migrc_debug_leave(struct page *page, unsigned int order)
-{
-	struct page_ext_iter iter;
-	struct page_ext *ext;
-	unsigned long i = 0;
-
-	rcu_read_lock();
-	for_each_page_ext(page, 1UL << order, ext, iter) {
-		u64 gen = READ_ONCE(*migrc_debug_gen(ext));
-
-		if (gen && !migrc_gen_retired(gen)) {
-			migrc_count(MIGRC_EV_DEBUG_STALE);
-			/* Broken on purpose: let the tests find it. */
-			WARN(!migrc_broken(MIGRC_BREAK_ALLOC), "migrc: pfn %#lx leaves the allocator with gen %llu pending (retired %lld), cpu %d may hold a stale entry\n",
-			     page_to_pfn(page) + i, gen,
-			     (s64)atomic64_read(&migrc_gens.retired),
-			     migrc_debug_stale_cpu(gen));
-		}
-		WRITE_ONCE(*migrc_debug_gen(ext), 0);
-		i++;
-	}
-	rcu_read_unlock();
-}
-#endif /* CONFIG_MIGRC_DEBUG */
-
 /**
  * migrc_stat_add - count a MIGRC event in /proc/vmstat
  * @item: the event
@@ -327,7 +256,7 @@ DEFINE_SHOW_ATTRIBUTE(migrc_state);
 unsigned int migrc_break_mask;
 
 static const char * const migrc_break_names[] = {
-	"alloc", "write", "dirty", "batched", "reuse_first",
+	"alloc", "write", "dirty", "batched", "reuse_first", "hold_src",
 };
 
 /*
@@ -376,7 +305,7 @@ static ssize_t migrc_break_write(struct file *file, const char __user *ubuf,
 		mask |= 1U << i;
 	}
 	/* Once per newly broken rule: the tests restore them often. */
-	if (mask & ~READ_ONCE(migrc_break_mask) & ~MIGRC_REUSE_FIRST)
+	if (mask & ~READ_ONCE(migrc_break_mask) & MIGRC_BREAK_RULES)
 		pr_warn("breaking safety rules on purpose (%#x): stale TLB entries may leak data\n",
 			mask);
 	WRITE_ONCE(migrc_break_mask, mask);

@@ -22,6 +22,7 @@
 #include <linux/atomic.h>
 #include <linux/mm_types.h>
 #include <linux/percpu.h>
+#include <linux/pgtable.h>
 
 struct cpumask;
 struct arch_tlbflush_unmap_batch;
@@ -60,6 +61,7 @@ enum migrc_event {
 	MIGRC_EV_DECLINED_DEBUG,	/* freeing would touch the page */
 	MIGRC_EV_UNSAFE_ALLOC,		/* must stay 0: see migrc_page_flush() */
 	MIGRC_EV_DEBUG_STALE,		/* must stay 0: MIGRC_DEBUG found one */
+	MIGRC_EV_NESTED,		/* a migration ran inside another */
 	NR_MIGRC_EVENTS
 };
 
@@ -90,6 +92,10 @@ enum migrc_break {
 	MIGRC_BREAK_DIRTY	= 1U << 2,	/* defer dirty and writable PTEs too */
 	MIGRC_BREAK_BATCHED	= 1U << 3,	/* no tlb_flush_batched mark */
 	MIGRC_REUSE_FIRST	= 1U << 4,	/* pending pages are reused first */
+	MIGRC_HOLD_SRC		= 1U << 5,	/* a speculative ref on sources */
+	/* The safety rules; the others are test aids that break nothing. */
+	MIGRC_BREAK_RULES	= MIGRC_BREAK_ALLOC | MIGRC_BREAK_WRITE |
+				  MIGRC_BREAK_DIRTY | MIGRC_BREAK_BATCHED,
 };
 
 /* Whether @rule is broken on purpose; constant false without the knob. */
@@ -106,6 +112,86 @@ static inline bool migrc_broken(unsigned int rule)
 	return false;
 }
 #endif
+
+/**
+ * struct migrc_scope - one migration's claim on its task's read-only batch
+ * @owner: this migration owns the batch: it alone unmaps into it and
+ *         publishes or flushes it (false for a migration nested in another)
+ *
+ * Lives on the stack of migrate_pages_batch(), between migrc_scope_begin()
+ * and migrc_scope_end().
+ */
+struct migrc_scope {
+	bool owner;
+};
+
+/*
+ * The shadow debug mode (CONFIG_MIGRC_DEBUG, mm/migrc_debug.c): its own
+ * record of which frames CPUs may still read through stale entries, built
+ * from rmap's unmaps into a read-only batch and the architecture's flush
+ * completions, never from the generations it checks.
+ */
+#ifdef CONFIG_MIGRC_DEBUG
+extern struct page_ext_operations migrc_debug_ops;
+extern atomic64_t migrc_shadow_clock;
+
+void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
+		      const struct cpumask *cpus, u64 arch_gen);
+void migrc_debug_leave(struct page *page, unsigned int order);
+void migrc_debug_copy(struct folio *src, struct folio *dst);
+void migrc_debug_write(struct page *page);
+void migrc_debug_mm_flushed(struct mm_struct *mm, u64 sampled);
+void migrc_debug_record(u64 sampled);
+void migrc_debug_flushed_cpus(const struct cpumask *mask, u64 sampled);
+void migrc_debug_hold_src(struct folio *src);
+bool migrc_arch_cpu_behind(struct mm_struct *mm, u64 gen);
+u64 migrc_arch_mm_gen(struct mm_struct *mm);
+
+/* The shadow clock, read (acquire) before a flush it will be recorded for. */
+static inline u64 migrc_debug_clock(void)
+{
+	return atomic64_read_acquire(&migrc_shadow_clock);
+}
+
+/* A new mm (fork, exec) starts without the shadow state of its parent. */
+static inline void migrc_debug_mm_init(struct mm_struct *mm)
+{
+	atomic64_set(&mm->migrc_debug_stamp, 0);
+	atomic64_set(&mm->migrc_debug_arch_gen, 0);
+	atomic64_set(&mm->migrc_debug_checked, 0);
+}
+#else
+static inline void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
+				    const struct cpumask *cpus, u64 arch_gen) { }
+static inline void migrc_debug_mm_init(struct mm_struct *mm) { }
+static inline u64 migrc_arch_mm_gen(struct mm_struct *mm)
+{
+	return 0;
+}
+
+static inline void migrc_debug_leave(struct page *page, unsigned int order) { }
+static inline void migrc_debug_copy(struct folio *src, struct folio *dst) { }
+static inline void migrc_debug_write(struct page *page) { }
+static inline void migrc_debug_mm_flushed(struct mm_struct *mm, u64 sampled) { }
+static inline void migrc_debug_record(u64 sampled) { }
+static inline void migrc_debug_flushed_cpus(const struct cpumask *mask,
+					    u64 sampled) { }
+static inline void migrc_debug_hold_src(struct folio *src) { }
+static inline u64 migrc_debug_clock(void)
+{
+	return 0;
+}
+#endif
+
+/**
+ * struct migrc_sample - what a CPU read before a flush that makes it clean
+ * @gen: the latest published MIGRC generation
+ * @shadow: the shadow debug mode's clock (0 without CONFIG_MIGRC_DEBUG)
+ */
+struct migrc_sample {
+	u64 gen;
+	u64 shadow;
+};
 
 #ifdef CONFIG_MIGRC
 
@@ -126,7 +212,11 @@ void migrc_stat_add(enum migrc_stat_item item, u64 nr);
 u64 migrc_stat_read(enum migrc_stat_item item);
 void migrc_arch_flush(const struct cpumask *mask);
 atomic64_t *migrc_cpu_flushed_gen(unsigned int cpu);
-int migrc_debug_stale_cpu(u64 gen);
+
+/* The read-only batch of a migration: mm/rmap.c. */
+void migrc_scope_begin(struct migrc_scope *scope);
+u64 migrc_scope_publish(struct migrc_scope *scope, unsigned long nr_pages);
+void migrc_scope_end(struct migrc_scope *scope);
 
 /* C glue: mm/migrc.c, mm/rmap.c and the architecture. */
 void migrc_count(enum migrc_event ev);
@@ -134,36 +224,42 @@ void migrc_page_flush(struct page *page, unsigned long gen);
 void migrc_flush_pending(enum migrc_event cause);
 void migrc_src_still_used(u64 gen);
 bool migrc_defer_forbidden(void);
-u64 migrc_defer_ro_batch(unsigned long nr_pages);
 void migrc_kick_flush(void);
 const struct cpumask *migrc_arch_batch_cpus(struct arch_tlbflush_unmap_batch *b);
 void migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *b);
 
 /**
- * migrc_sample_gen - sample the latest generation before a flush
+ * migrc_sample_flush - sample the latest generation before a flush
  *
  * Acquire pairs with the release publication of a generation, so the
  * invalidations of every request up to the sample are visible to the flush
- * that follows.
+ * that follows. The shadow clock is read after it: a CPU whose generation
+ * covers a request then also has a shadow sample covering its unmaps.
  *
  * Return: the sample, to pass to migrc_record_local_flush().
  */
-static inline u64 migrc_sample_gen(void)
+static inline struct migrc_sample migrc_sample_flush(void)
 {
-	return atomic64_read_acquire(&migrc_gens.latest);
+	struct migrc_sample s;
+
+	s.gen = atomic64_read_acquire(&migrc_gens.latest);
+	s.shadow = migrc_debug_clock();
+	return s;
 }
 
 /**
- * migrc_record_local_flush - record that this CPU is clean up to @sampled
- * @sampled: a value of migrc_sample_gen() taken before the flush
+ * migrc_record_local_flush - record that this CPU is clean up to @s
+ * @s: a value of migrc_sample_flush() taken before the flush
  *
  * Call after a flush (or address-space switch) that removes every stale
  * user translation this CPU could use. Release pairs with the acquire load
  * of the pruning side. Call with preemption disabled.
  */
-static inline void migrc_record_local_flush(u64 sampled)
+static inline void migrc_record_local_flush(struct migrc_sample s)
 {
-	atomic64_set_release(this_cpu_ptr(&migrc_cpu_gen), sampled);
+	/* The shadow first: the release below publishes both. */
+	migrc_debug_record(s.shadow);
+	atomic64_set_release(this_cpu_ptr(&migrc_cpu_gen), s.gen);
 }
 
 /**
@@ -231,16 +327,6 @@ static inline bool migrc_page_clean(const struct page *page)
 	return likely(!gen) || migrc_gen_retired(gen);
 }
 
-#ifdef CONFIG_MIGRC_DEBUG
-extern struct page_ext_operations migrc_debug_ops;
-void migrc_debug_free(struct page *page, unsigned int order, unsigned long gen);
-void migrc_debug_leave(struct page *page, unsigned int order);
-#else
-static inline void migrc_debug_free(struct page *page, unsigned int order,
-				    unsigned long gen) { }
-static inline void migrc_debug_leave(struct page *page, unsigned int order) { }
-#endif
-
 /**
  * migrc_page_leave - a block leaves the page allocator
  * @page: head of the block
@@ -263,21 +349,40 @@ static inline void migrc_page_leave(struct page *page, unsigned int order)
 
 /**
  * migrc_flush_before_write - force pending flushes before data may change
+ * @page: the page whose PTE becomes writable (may be NULL)
  *
  * Called where a read-only mapping becomes writable without a TLB flush
  * (write-fault reuse, swap-in, FOLL_FORCE). Task context, interrupts on;
  * may be called under a PTE lock, as flush_tlb_batched_pending() is.
  */
-static inline void migrc_flush_before_write(void)
+static inline void migrc_flush_before_write(struct page *page)
 {
 	if (unlikely(migrc_any_pending()) && !migrc_broken(MIGRC_BREAK_WRITE))
 		migrc_flush_pending(MIGRC_EV_FORCED_WRITE);
+	migrc_debug_write(page);
 }
 
 #else /* !CONFIG_MIGRC */
 
-static inline u64 migrc_sample_gen(void) { return 0; }
-static inline void migrc_record_local_flush(u64 sampled) { }
+static inline void migrc_scope_begin(struct migrc_scope *scope)
+{
+	scope->owner = false;
+}
+
+static inline u64 migrc_scope_publish(struct migrc_scope *scope,
+				      unsigned long nr_pages)
+{
+	return 0;
+}
+
+static inline void migrc_scope_end(struct migrc_scope *scope) { }
+
+static inline struct migrc_sample migrc_sample_flush(void)
+{
+	return (struct migrc_sample){ };
+}
+
+static inline void migrc_record_local_flush(struct migrc_sample s) { }
 static inline bool migrc_gen_retired(u64 gen) { return true; }
 static inline bool migrc_any_pending(void) { return false; }
 static inline unsigned long migrc_page_gen(const struct page *page)
@@ -292,10 +397,8 @@ static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
 }
 
 static inline bool migrc_page_clean(const struct page *page) { return true; }
-static inline void migrc_debug_free(struct page *page, unsigned int order,
-				    unsigned long gen) { }
 static inline void migrc_page_leave(struct page *page, unsigned int order) { }
-static inline void migrc_flush_before_write(void) { }
+static inline void migrc_flush_before_write(struct page *page) { }
 static inline void migrc_flush_pending(enum migrc_event cause) { }
 
 #endif /* CONFIG_MIGRC */

@@ -30,7 +30,23 @@ use crate::{
 };
 
 /// What the engine needs from the architecture and the rest of the kernel.
-pub trait Platform: StatSink + Send + Sync {
+///
+/// # Safety
+///
+/// Implementers guarantee that:
+///
+/// * the [`GenCounter`] returned by [`Platform::gens`] and the per-CPU slots
+///   returned by [`Platform::cpu`] are used by at most one [`Engine`] (the
+///   one built on this platform), so that no other engine can retire its
+///   requests or record its CPUs as flushed;
+/// * [`Platform::cpu`] returns the same slot for a CPU every time, and only
+///   the engine and that CPU's own completed flushes write it;
+/// * [`Platform::flush`] returns only once every CPU of `mask` can no longer
+///   use a stale translation of any request published before the call.
+///
+/// The pruning and retiring decisions of the engine rely on these: a
+/// platform that broke one of them could make the engine skip a flush.
+pub unsafe trait Platform: StatSink + Send + Sync {
     /// The generation counter.
     fn gens(&self) -> &GenCounter;
 
@@ -105,8 +121,8 @@ impl<P: Platform> Engine<P> {
         }))
     }
 
-    /// The platform the engine runs on.
-    pub fn platform(&self) -> &P {
+    /// The platform the engine runs on (its per-CPU records are MIGRC's own).
+    fn platform(&self) -> &P {
         &self.platform
     }
 
@@ -259,19 +275,6 @@ impl<P: Platform> Engine<P> {
         self.flush_upto(self.platform.gens().latest())
     }
 
-    /// A CPU that may still use a stale entry of a pending request up to
-    /// `gen`, if any (for the debug mode's reports).
-    pub fn stale_cpu(&self, gen: Gen) -> Option<CpuId> {
-        let pool = self.pool.lock();
-        let mut found = None;
-        pool.for_each_pending(|req, mask| {
-            if found.is_none() && req.gen <= gen {
-                found = mask.iter().find(|&c| !self.flushed(c).covers(req.gen));
-            }
-        });
-        found
-    }
-
     /// Retires every request whose CPUs are all clean, without flushing.
     pub fn reap(&self) {
         let mut pool = self.pool.lock();
@@ -339,7 +342,10 @@ mod tests {
         }
     }
 
-    impl Platform for TestPlatform {
+    // SAFETY: Each test builds one engine on its own `TestPlatform`, whose
+    // counter and per-CPU values nothing else touches; `flush` only counts,
+    // which is all a test double has to do.
+    unsafe impl Platform for TestPlatform {
         fn gens(&self) -> &GenCounter {
             &self.gens
         }

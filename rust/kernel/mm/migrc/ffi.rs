@@ -34,11 +34,19 @@ const _: () = assert!(
 const _: () = assert!(Stat::COUNT == bindings::migrc_stat_item_NR_MIGRC_STAT_ITEMS as usize);
 
 /// The kernel: C-owned generations and per-CPU data, the arch flush, vmstat.
-pub struct KernelPlatform;
+///
+/// # Invariants
+///
+/// Only `migrc_rust_init()` creates a value (the field is private), and only
+/// the engine it installs as the kernel's keeps one: the kernel's generations
+/// and per-CPU records belong to that engine alone.
+pub struct KernelPlatform {
+    _private: (),
+}
 
 impl KernelPlatform {
     /// The kernel's generation counter (`migrc_gens` in `mm/migrc.c`).
-    pub fn counter() -> &'static GenCounter {
+    fn counter() -> &'static GenCounter {
         // Static C object, only accessed atomically, same layout (asserted above).
         // SAFETY: Valid and aligned for `'static`; all accesses are atomic.
         unsafe { &*(&raw const bindings::migrc_gens).cast::<GenCounter>() }
@@ -61,7 +69,13 @@ impl StatSink for KernelPlatform {
     }
 }
 
-impl Platform for KernelPlatform {
+// SAFETY: By the type invariant, the C generations and per-CPU slots are
+// used by the kernel's engine only; `cpu()` returns the static per-CPU slot of
+// `cpu`, written only by that engine and by the architecture's flush records
+// (`migrc_record_local_flush()`, after a completed flush); `migrc_arch_flush()`
+// returns once every CPU of `mask` brought its loaded mm up to date with the
+// `tlb_gen` that every published request bumped before publication.
+unsafe impl Platform for KernelPlatform {
     fn gens(&self) -> &GenCounter {
         Self::counter()
     }
@@ -133,7 +147,13 @@ pub(crate) unsafe extern "C" fn migrc_rust_init(slots: u32, max_pending_pages: u
         max_pending_pages: u64::try_from(max_pending_pages).unwrap_or(u64::MAX),
         codec: PageGenCodec::NATIVE,
     };
-    let engine = match Engine::new(KernelPlatform, config, GFP_KERNEL)
+    if ENGINE.as_ref().is_some() {
+        return EBUSY.to_errno();
+    }
+    // INVARIANT: The only `KernelPlatform` ever made; the engine that owns it
+    // is installed below, or dropped unused if another call won the race.
+    let platform = KernelPlatform { _private: () };
+    let engine = match Engine::new(platform, config, GFP_KERNEL)
         .and_then(|init| KBox::pin_init(init, GFP_KERNEL))
     {
         Ok(e) => e,
@@ -219,21 +239,6 @@ pub(crate) unsafe extern "C" fn migrc_decode_page_gen(stored: usize) -> u64 {
     PageGenCodec::NATIVE
         .decode(stored, KernelPlatform::counter().latest())
         .as_raw()
-}
-
-/// A CPU that may still hold a stale entry for a page waiting for `gen`,
-/// or -1 if none (for the debug mode's reports).
-///
-/// # Safety
-///
-/// Always safe to call (`unsafe` only because of `#[export]`); takes a
-/// spinlock, so not from NMI.
-#[export]
-pub(crate) unsafe extern "C" fn migrc_debug_stale_cpu(gen: u64) -> i32 {
-    global()
-        .and_then(|e| e.stale_cpu(Gen::from_raw(gen)))
-        .and_then(|c| i32::try_from(c.as_u32()).ok())
-        .unwrap_or(-1)
 }
 
 /// Whether new batches may be deferred (false before setup).

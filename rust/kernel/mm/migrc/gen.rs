@@ -227,7 +227,7 @@ impl GenCounter {
     /// `None` when the 64-bit space is exhausted.
     ///
     /// Callers hold the request pool lock, which serialises publishers.
-    pub(crate) fn next(&self, codec: &PageGenCodec) -> Option<Gen> {
+    pub(super) fn next(&self, codec: &PageGenCodec) -> Option<Gen> {
         let mut g = Gen(self.latest.load(Relaxed).checked_add(1)?);
         // At most one step: two consecutive values cannot both encode to 0.
         if codec.is_reserved(g) {
@@ -237,13 +237,13 @@ impl GenCounter {
     }
 
     /// Publishes `gen` (release: rule (P)).
-    pub(crate) fn publish(&self, gen: Gen) {
+    pub(super) fn publish(&self, gen: Gen) {
         self.latest.store(gen.0, Release);
     }
 
     /// Moves the retired watermark forward to `gen` (release: rule (R)).
     /// Never moves it backwards.
-    pub(crate) fn retire_to(&self, gen: Gen) {
+    pub(super) fn retire_to(&self, gen: Gen) {
         let mut cur = self.retired.load(Relaxed);
         while cur < gen.0 {
             match self.retired.cmpxchg(cur, gen.0, Release) {

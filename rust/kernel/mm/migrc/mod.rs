@@ -14,19 +14,127 @@
 //!
 //! # Pieces
 //!
-//! * [`gen`]: generations. A global counter is bumped for each published
-//!   batch; a free page keeps (possibly truncated) the generation it waits
-//!   for; a *retired* watermark says up to which generation every flush is
-//!   done.
-//! * [`percpu`]: per CPU, the generation up to which it is known clean.
-//! * [`request`]: one request per deferred batch (its cpumask, generation,
+//! * `gen`: generations ([`Gen`], [`GenCounter`], [`PageGenCodec`]). A
+//!   global counter is bumped for each published batch; a free page keeps
+//!   (possibly truncated) the generation it waits for; a *retired* watermark
+//!   says up to which generation every flush is done.
+//! * `percpu`: per CPU, the generation up to which it is known clean
+//!   ([`CpuFlushGen`]).
+//! * `request`: one request per deferred batch (its cpumask, generation,
 //!   page count) in a fixed pool; never allocates after setup.
-//! * [`prune`]: drops the CPUs that flushed since a request was published.
-//! * [`stats`]: the events MIGRC counts (`/proc/vmstat` `migrc_*`).
-//! * [`engine`]: ties them together: publish, then one folded and pruned
-//!   flush for every pending request when a waiting page is reused.
+//! * `prune`: drops the CPUs that flushed since a request was published.
+//! * `stats`: the events MIGRC counts ([`Stat`], `/proc/vmstat` `migrc_*`).
+//! * `engine`: ties them together ([`Engine`]): publish, then one folded and
+//!   pruned flush for every pending request when a waiting page is reused.
 //! * `ffi`: the only module with `unsafe`: C storage, C services and the
 //!   `#[export]`ed C API of `include/linux/migrc.h`.
+//!
+//! The modules are private to the kernel crate; this module re-exports what
+//! the C glue's boundary and other Rust code may use.
+//!
+//! # What the safe API guarantees
+//!
+//! No safe code outside this module can make MIGRC skip a flush that a
+//! stale translation still needs. The only ways to skip one are to record a
+//! CPU as flushed, to move the retired watermark, or to publish a generation
+//! without its request, and none is reachable:
+//!
+//! * Recording a CPU ([`CpuFlushGen`]'s `record` and `record_at_least`) and
+//!   moving the counters ([`GenCounter`]'s `next`, `publish`, `retire_to`)
+//!   are private to this module. Safe code can read them only.
+//! * [`Platform`] is an `unsafe trait`: a platform promises that its
+//!   counter and per-CPU records serve one engine only and that its flush
+//!   really flushes. The kernel's platform, [`KernelPlatform`], cannot be
+//!   constructed outside this module, and [`Engine`] does not hand it out,
+//!   so no second engine can run on the kernel's records.
+//! * What stays safe can only add flushing: [`Engine::publish`] records a
+//!   request that stays pending until every CPU of its mask is covered;
+//!   [`Engine::flush_upto`] and [`Engine::flush_all`] flush; a decoded page
+//!   generation is never older than the stored one.
+//!
+//! Each property has a `compile_fail` example below. rustdoc cannot run
+//! them in the kernel (they are marked `ignore`); `make test` compiles
+//! every such example of this module against the kernel crate and fails
+//! unless the compiler rejects it with the error code the example names.
+//!
+//! ```ignore,compile_fail,E0624
+//! use kernel::mm::migrc::{CpuFlushGen, Gen};
+//! use kernel::sync::atomic::Atomic;
+//! // A safe caller cannot record a flush that did not happen.
+//! fn forge(slot: &Atomic<u64>) {
+//!     CpuFlushGen::from(slot).record(Gen::from_raw(u64::MAX));
+//! }
+//! ```
+//!
+//! ```ignore,compile_fail,E0624
+//! use kernel::mm::migrc::{CpuFlushGen, Gen};
+//! use kernel::sync::atomic::Atomic;
+//! // Nor claim it on behalf of another CPU.
+//! fn forge(slot: &Atomic<u64>) {
+//!     CpuFlushGen::from(slot).record_at_least(Gen::from_raw(u64::MAX));
+//! }
+//! ```
+//!
+//! ```ignore,compile_fail,E0624
+//! use kernel::mm::migrc::{Gen, GenCounter};
+//! // Nor retire generations nobody flushed...
+//! fn forge(gens: &GenCounter) {
+//!     gens.retire_to(Gen::from_raw(u64::MAX));
+//! }
+//! ```
+//!
+//! ```ignore,compile_fail,E0624
+//! use kernel::mm::migrc::{Gen, GenCounter};
+//! // ...or publish a generation without its request.
+//! fn forge(gens: &GenCounter) {
+//!     gens.publish(Gen::from_raw(1 << 40));
+//! }
+//! ```
+//!
+//! ```ignore,compile_fail,E0451
+//! use kernel::mm::migrc::KernelPlatform;
+//! // A second engine cannot be built on the kernel's records.
+//! fn forge() -> KernelPlatform {
+//!     KernelPlatform { _private: () }
+//! }
+//! ```
+//!
+//! ```ignore,compile_fail,E0624
+//! use kernel::mm::migrc;
+//! // The kernel's engine does not hand its platform out.
+//! fn forge() {
+//!     if let Some(e) = migrc::global() {
+//!         let _ = e.platform();
+//!     }
+//! }
+//! ```
+//!
+//! ```ignore,compile_fail,E0200
+//! use kernel::mm::migrc::{CpuFlushGen, GenCounter, Platform, Stat, StatSink};
+//! use kernel::{cpu::CpuId, cpumask::Cpumask};
+//! // A platform is a promise: implementing it needs `unsafe impl`.
+//! struct Liar;
+//! impl StatSink for Liar {
+//!     fn add(&self, _: Stat, _: u64) {}
+//! }
+//! impl Platform for Liar {
+//!     fn gens(&self) -> &GenCounter {
+//!         loop {}
+//!     }
+//!     fn cpu(&self, _: CpuId) -> Option<CpuFlushGen<'_>> {
+//!         None
+//!     }
+//!     fn flush(&self, _: &Cpumask) {}
+//! }
+//! ```
+//!
+//! ```ignore,compile_fail,E0603
+//! use kernel::mm::migrc::request::RequestPool;
+//! // The internal modules are private to the kernel crate.
+//! fn forge(pool: &mut RequestPool) {
+//!     pool.retire_where(|_, _| true);
+//! }
+//! ```
 //!
 //! # Ordering rules
 //!
@@ -59,8 +167,8 @@
 //!    the flushes that retired it.
 //!
 //! Why a recorded value may move backwards, and why that is harmless, is in
-//! [`percpu`]; why a truncated page generation can only ask for more
-//! flushing is in [`gen::PageGenCodec`].
+//! the `percpu` module; why a truncated page generation can only ask for
+//! more flushing is in [`PageGenCodec`].
 //!
 //! # Example
 //!
@@ -75,16 +183,17 @@
 //! }
 //! ```
 
-pub mod engine;
+pub(crate) mod engine;
 mod ffi;
-pub mod gen;
-pub mod percpu;
-pub mod prune;
-pub mod request;
-pub mod stats;
+pub(crate) mod gen;
+pub(crate) mod percpu;
+pub(crate) mod prune;
+pub(crate) mod request;
+pub(crate) mod stats;
 
 pub use engine::{Config, Engine, Flushed, Platform};
 pub use ffi::{global, KernelPlatform};
 pub use gen::{Gen, GenCounter, PageGenCodec};
+pub use percpu::CpuFlushGen;
 pub use request::Declined;
-pub use stats::Stat;
+pub use stats::{Stat, StatCounters, StatSink};

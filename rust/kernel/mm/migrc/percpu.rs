@@ -51,13 +51,18 @@ impl CpuFlushGen<'_> {
     }
 
     /// Records a flush by this CPU: `gen` was sampled before the flush.
-    pub fn record(self, gen: Gen) {
+    ///
+    /// Private to MIGRC: a record that no flush backs would let pruning skip
+    /// a CPU that still holds stale entries.
+    pub(super) fn record(self, gen: Gen) {
         self.0.store(gen.as_raw(), Release);
     }
 
     /// Records, from another CPU, that this CPU flushed at `gen` or later
     /// (after a flush the caller sent it). Never lowers the value.
-    pub fn record_at_least(self, gen: Gen) {
+    ///
+    /// Private to MIGRC, like [`CpuFlushGen::record`].
+    pub(super) fn record_at_least(self, gen: Gen) {
         let mut cur = self.0.load(Relaxed);
         while cur < gen.as_raw() {
             match self.0.cmpxchg(cur, gen.as_raw(), Release) {

@@ -14,7 +14,7 @@ use crate::{cpu::CpuId, cpumask::Cpumask};
 /// Adds to `target` every CPU of `mask` whose flushed generation (from
 /// `flushed`) does not cover `gen`. Returns how many CPUs of `mask` were
 /// pruned (already clean).
-pub fn add_stale_cpus(
+pub(super) fn add_stale_cpus(
     target: &mut Cpumask,
     mask: &Cpumask,
     gen: Gen,
@@ -32,7 +32,7 @@ pub fn add_stale_cpus(
 }
 
 /// Whether no CPU of `mask` can still hold a stale entry for `gen`.
-pub fn all_clean(mask: &Cpumask, gen: Gen, flushed: impl Fn(CpuId) -> Gen) -> bool {
+pub(super) fn all_clean(mask: &Cpumask, gen: Gen, flushed: impl Fn(CpuId) -> Gen) -> bool {
     mask.iter().all(|cpu| flushed(cpu).covers(gen))
 }
 

@@ -32,11 +32,11 @@ pub enum Declined {
 
 /// What a pending request records besides its cpumask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Request {
+pub(super) struct Request {
     /// The generation the request was published under.
-    pub gen: Gen,
+    pub(super) gen: Gen,
     /// Freed source pages that wait on this request.
-    pub pages: u64,
+    pub(super) pages: u64,
 }
 
 struct Slot {
@@ -51,7 +51,7 @@ struct Slot {
 /// * `pending_pages` is the sum of `pages` over occupied slots, and never
 ///   exceeds `max_pending_pages`.
 /// * Occupied slots hold distinct generations.
-pub struct RequestPool {
+pub(super) struct RequestPool {
     slots: KVec<Slot>,
     pending_pages: u64,
     max_pending_pages: u64,
@@ -60,7 +60,11 @@ pub struct RequestPool {
 impl RequestPool {
     /// Allocates a pool of `nr_slots` requests (each with its own cpumask)
     /// admitting at most `max_pending_pages` pending pages.
-    pub fn new(nr_slots: usize, max_pending_pages: u64, flags: Flags) -> Result<Self, AllocError> {
+    pub(super) fn new(
+        nr_slots: usize,
+        max_pending_pages: u64,
+        flags: Flags,
+    ) -> Result<Self, AllocError> {
         let mut slots = KVec::with_capacity(nr_slots, flags)?;
         for _ in 0..nr_slots {
             slots.push(
@@ -79,25 +83,20 @@ impl RequestPool {
         })
     }
 
-    /// Number of slots.
-    pub fn capacity(&self) -> usize {
-        self.slots.len()
-    }
-
     /// Number of occupied slots.
-    pub fn pending(&self) -> usize {
+    pub(super) fn pending(&self) -> usize {
         self.slots.iter().filter(|s| s.req.is_some()).count()
     }
 
     /// Pages waiting on pending requests.
-    pub fn pending_pages(&self) -> u64 {
+    pub(super) fn pending_pages(&self) -> u64 {
         self.pending_pages
     }
 
     /// Records a pending request with a copy of `mask`, or declines when
     /// no slot is free or the pending-page cap would be exceeded (nothing
     /// changes then).
-    pub fn record(&mut self, req: Request, mask: &Cpumask) -> Result<(), Declined> {
+    pub(super) fn record(&mut self, req: Request, mask: &Cpumask) -> Result<(), Declined> {
         let total = self
             .pending_pages
             .checked_add(req.pages)
@@ -117,7 +116,7 @@ impl RequestPool {
     }
 
     /// Calls `f` for every pending request with its cpumask.
-    pub fn for_each_pending(&self, mut f: impl FnMut(&Request, &Cpumask)) {
+    pub(super) fn for_each_pending(&self, mut f: impl FnMut(&Request, &Cpumask)) {
         for s in self.slots.iter() {
             if let Some(req) = &s.req {
                 f(req, &s.mask);
@@ -127,7 +126,10 @@ impl RequestPool {
 
     /// Frees every pending request for which `done` returns true; returns
     /// how many requests and pages were retired.
-    pub fn retire_where(&mut self, mut done: impl FnMut(&Request, &Cpumask) -> bool) -> (u64, u64) {
+    pub(super) fn retire_where(
+        &mut self,
+        mut done: impl FnMut(&Request, &Cpumask) -> bool,
+    ) -> (u64, u64) {
         let (mut reqs, mut pages) = (0u64, 0u64);
         for s in self.slots.iter_mut() {
             if let Some(req) = s.req {
@@ -145,7 +147,7 @@ impl RequestPool {
     }
 
     /// The generation of the oldest pending request.
-    pub fn oldest(&self) -> Option<Gen> {
+    pub(super) fn oldest(&self) -> Option<Gen> {
         self.slots.iter().filter_map(|s| s.req.map(|r| r.gen)).min()
     }
 }

@@ -75,6 +75,42 @@ static void *read_loop(void *arg)
 	return NULL;
 }
 
+/* TLB shootdown interrupts so far, summed over CPUs (/proc/interrupts). */
+static unsigned long long tlb_shootdowns(void)
+{
+	unsigned long long sum = 0, n;
+	char line[4096], *s, *end;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		s = line + strspn(line, " ");
+		if (strncmp(s, "TLB:", 4))
+			continue;
+		for (s += 4; (n = strtoull(s, &end, 10)), end != s; s = end)
+			sum += n;
+	}
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+/* A /proc/vmstat counter (0 if absent). */
+static unsigned long long vmstat(const char *name)
+{
+	unsigned long long v = 0;
+	char key[64];
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	while (f && fscanf(f, "%63s %llu", key, &v) == 2)
+		if (!strcmp(key, name))
+			break;
+		else
+			v = 0;
+	if (f)
+		fclose(f);
+	return v;
+}
+
 static long move_pages(size_t count, void **pages, const int *nodes,
 		       int *status)
 {
@@ -86,14 +122,17 @@ int main(int argc, char **argv)
 {
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned long long migrated = 0, words = 0, errors = 0;
+	unsigned long long tlb0, tlb1, rcv0, rcv1;
 	struct reader *readers;
 	struct timespec t0, t1;
 	int rounds, ro, *nodes, *status;
 	void **pages;
 	double secs;
 
-	if (argc != 4 || (strcmp(argv[3], "ro") && strcmp(argv[3], "rw"))) {
-		fprintf(stderr, "usage: %s MIB ROUNDS ro|rw\n", argv[0]);
+	if ((argc != 4 && argc != 5) ||
+	    (strcmp(argv[3], "ro") && strcmp(argv[3], "rw"))) {
+		fprintf(stderr, "usage: %s MIB ROUNDS ro|rw [IDLE_MS]\n",
+			argv[0]);
 		return 2;
 	}
 	psize = sysconf(_SC_PAGESIZE);
@@ -140,7 +179,15 @@ int main(int argc, char **argv)
 	}
 	usleep(100000);
 
+	/*
+	 * The window: only the migrations (or, with IDLE_MS, as long a time
+	 * without any), not the setup and teardown around them.
+	 */
+	tlb0 = tlb_shootdowns();
+	rcv0 = vmstat("nr_tlb_remote_flush_received");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (argc == 5)
+		usleep(atoi(argv[4]) * 1000);
 	for (int r = 0; r < rounds; r++) {
 		int node = (r & 1) ? 0 : 1;
 
@@ -156,6 +203,8 @@ int main(int argc, char **argv)
 				migrated++;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	tlb1 = tlb_shootdowns();
+	rcv1 = vmstat("nr_tlb_remote_flush_received");
 
 	stop = 1;
 	for (int c = 1; c < ncpu; c++) {
@@ -169,5 +218,7 @@ int main(int argc, char **argv)
 	       secs > 0 ? migrated / secs : 0.0);
 	printf("%llu words checked by %d readers, %llu errors\n", words,
 	       ncpu - 1, errors);
+	printf("window: %llu ms, %llu TLB shootdowns, %llu remote flushes received\n",
+	       (unsigned long long)(secs * 1000), tlb1 - tlb0, rcv1 - rcv0);
 	return errors ? 1 : 0;
 }

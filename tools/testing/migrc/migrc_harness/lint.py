@@ -14,9 +14,15 @@
   rustdoc     'make rustdoc': no warning, and the MIGRC pages exist.
   htmldocs    'make SPHINXDIRS=mm htmldocs': no warning about migrc.rst,
               and the mm index links it.
+  compile_fail  every 'ignore,compile_fail,EXXXX' example in the docs of
+              rust/kernel/mm/migrc (what safe code must not be able to do)
+              is compiled against the built kernel crate, as the Rust
+              sample is: rustc must reject each with its error code, and a
+              control example using the public API must compile.
 """
 
 import collections
+import os
 import re
 import shutil
 import subprocess
@@ -26,8 +32,8 @@ from .common import BUILD, log, run
 
 
 def run_all(build, tally, arm64=False):
-    checks = (clippy,) if arm64 else \
-        (rustfmt, clippy, w1, kerneldoc, rustdoc, htmldocs)
+    checks = (clippy, compile_fail) if arm64 else \
+        (rustfmt, clippy, compile_fail, w1, kerneldoc, rustdoc, htmldocs)
     for check in checks:
         ok, summary, details = check(build)
         log(f"lint {check.__name__}: {'clean' if ok else 'FAILED'}: "
@@ -205,3 +211,95 @@ def htmldocs(build):
     built = "built" if page.exists() else "NOT built"
     return not problems, (f"mm/migrc.html {built}, {len(ours)} warnings "
                           f"about it ({total} elsewhere)"), problems
+
+
+MIGRC_RUST = "rust/kernel/mm/migrc"
+# The sample's compile command is the model: a crate outside the kernel
+# crate, linked against it, with every flag of the build.
+SAMPLE_CMD = "samples/rust/.rust_migrc.o.cmd"
+FENCE = re.compile(r"^```(.*)$")
+# Must compile, or the command itself is broken and proves nothing.
+CONTROL = """use kernel::mm::migrc::{self, Gen};
+fn allowed() -> bool {
+    migrc::global().is_some_and(|e| e.is_retired(Gen::NONE))
+}
+"""
+
+
+def compile_fail_examples(src):
+    """(file:line, error code, code) of each compile_fail doc example."""
+    found = []
+    for path in sorted((src / MIGRC_RUST).glob("*.rs")):
+        code, start = None, 0
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            m = re.match(r"^\s*//[/!] ?(.*)$", line)
+            if not m:
+                continue
+            text = m.group(1)
+            fence = FENCE.match(text)
+            if fence and code is None:
+                info = fence.group(1).split(",")
+                if "compile_fail" in info:
+                    err = next((i for i in info if re.match(r"E\d{4}$", i)),
+                               None)
+                    code, start = (err, []), n
+            elif fence:
+                found.append((f"{path.relative_to(src)}:{start}", code[0],
+                              "\n".join(code[1]) + "\n"))
+                code = None
+            elif code is not None:
+                code[1].append(text[2:] if text.startswith("# ") else text)
+    return found
+
+
+def _rustc_command(build):
+    """The sample's rustc command line, with {src} and {obj} to fill in."""
+    text = (build.out / SAMPLE_CMD).read_text()
+    cmd = text.split(" := ", 1)[1].splitlines()[0]
+    cmd = re.sub(r"--emit=dep-info=\S+ ", "", cmd)
+    cmd = re.sub(r"--emit=obj=\S+", "--emit=metadata -o {obj}", cmd)
+    cmd = re.sub(r"--out-dir \S+ ", "", cmd)
+    return re.sub(r"\S+/samples/rust/rust_migrc\.rs", "{src}", cmd)
+
+
+def _try_compile(build, cmd, name, code):
+    """rustc's diagnostics for code as a crate of its own (None: compiled)."""
+    work = build.out / "migrc-compile-fail"
+    work.mkdir(exist_ok=True)
+    src = work / f"{name}.rs"
+    src.write_text("// SPDX-License-Identifier: GPL-2.0\n"
+                   "//! compile_fail check\n"
+                   "#![allow(dead_code, unused_imports, missing_docs)]\n"
+                   + code)
+    p = subprocess.run(cmd.format(src=src, obj=work / f"{name}.rmeta"),
+                       shell=True, cwd=build.out, capture_output=True,
+                       text=True, env={**os.environ, "RUSTC_BOOTSTRAP": "1"})
+    return None if p.returncode == 0 else p.stdout + p.stderr
+
+
+def compile_fail(build):
+    if not (build.out / SAMPLE_CMD).exists():
+        return False, f"no {SAMPLE_CMD}: the Rust sample was not built", []
+    cmd = _rustc_command(build)
+    control = _try_compile(build, cmd, "control", CONTROL)
+    if control is not None:
+        return False, "the control example does not compile", \
+            control.splitlines()[:30]
+    examples = compile_fail_examples(tree.TREE)
+    if not examples:
+        return False, f"no compile_fail example in {MIGRC_RUST}", []
+    problems = []
+    for i, (where, err, code) in enumerate(examples):
+        diag = _try_compile(build, cmd, f"example{i}", code)
+        if diag is None:
+            problems.append(f"{where}: compiled, but safe code must not be "
+                            f"able to do this")
+        elif err and f"error[{err}]" not in diag:
+            got = sorted(set(re.findall(r"error\[(E\d{4})\]", diag)))
+            problems.append(f"{where}: rejected with {got or 'no code'}, "
+                            f"not {err}")
+            problems += ["    " + l for l in diag.splitlines()[:8]]
+    return not problems, (f"{len(examples)} examples rejected as expected "
+                          f"(control compiles)" if not problems else
+                          f"{len(problems)} problems in {len(examples)} "
+                          f"examples"), problems

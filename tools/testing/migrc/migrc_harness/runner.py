@@ -41,6 +41,11 @@ PROBES = {"fail": "probe-fail", "warn": "probe-warn", "hang": "probe-hang",
 # Kernel command line of a probe: "noboot" points the kernel at an init that
 # does not exist, so the guest never reaches userspace.
 PROBE_APPEND = {"noboot": "rdinit=/no-such-init"}
+# Kernel command line of the test kernels (x86_64, with vm.TEST_NODES): a
+# 1 GiB page on node 1 from boot, for migrc_safety's gigantic_reuse. With
+# KASLR the kernel image lands in that range now and then.
+TEST_APPEND = {"x86_64": "nokaslr hugepagesz=1G hugepages=1:1"}
+
 
 
 def guest_programs(build):
@@ -243,8 +248,13 @@ def run_one(build, tally, probe, timeout, stages, lint_too=True):
             timeout = 2400      # TCG emulates arm64 more slowly
     guest = vm.boot(kernel, initrd, plan, timeout,
                     BUILD / "logs" / f"console-{build.name}.log",
-                    extra_append=PROBE_APPEND.get(probe, ""),
-                    echo=_live_echo, arch=build.arch)
+                    extra_append=" ".join(filter(None, (
+                        PROBE_APPEND.get(probe, ""),
+                        TEST_APPEND.get(build.arch, "")
+                        if build.flavor == "test" else ""))),
+                    echo=_live_echo, arch=build.arch,
+                    nodes=vm.TEST_NODES if build.flavor == "test" and
+                    build.arch == "x86_64" else vm.NODES)
     log(f"guest finished in {guest.seconds:.0f}s "
         f"(console: {BUILD / 'logs' / f'console-{build.name}.log'})")
     judge(build, guest, plan, tally, require_kunit=not probe)
@@ -292,7 +302,10 @@ def check_harness():
         plan = [PROBES[probe]]
         guest = vm.boot(kernel, initrd, plan, 60 if probe == "hang" else 600,
                         BUILD / "logs" / f"console-probe-{probe}.log",
-                        extra_append=PROBE_APPEND.get(probe, ""),
+                        extra_append=" ".join(filter(None, (
+                        PROBE_APPEND.get(probe, ""),
+                        TEST_APPEND.get(build.arch, "")
+                        if build.flavor == "test" else ""))),
                         echo=_live_echo)
         tally = Tally()
         judge(build, guest, plan, tally, require_kunit=False)

@@ -236,11 +236,14 @@ static void write_all(struct region *r)
 
 /* /proc/vmstat counters each test reports, read without malloc(). */
 enum { C_DEFERRED, C_SENT, C_WRITE, C_RANGE, C_BUSY, C_DEBUG, C_DECLINED,
-	C_DECLINED_ARCH, NCOUNTERS };
+	C_DECLINED_ARCH, C_NESTED, C_COMPACTED, C_STALL, C_THP_MOVED,
+	C_THP_SPLIT, NCOUNTERS };
 static const char * const counter_names[NCOUNTERS] = {
 	"migrc_pages_deferred", "migrc_flushes_sent", "migrc_forced_write",
 	"migrc_forced_range", "migrc_forced_src_busy", "migrc_debug_stale",
-	"migrc_declined_debug", "migrc_declined_arch",
+	"migrc_declined_debug", "migrc_declined_arch", "migrc_nested",
+	"compact_migrate_scanned", "compact_stall", "thp_migration_success",
+	"thp_migration_split",
 };
 
 static void counters(long *c)
@@ -294,10 +297,12 @@ static void break_get(char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 	if (!strcmp(buf, "none"))
 		buf[0] = '\0';
-	/* A test aid left behind by a test that was killed: not a rule. */
-	s = strstr(buf, "reuse_first");
-	if (s)
-		*s = '\0';
+	/* Test aids left behind by a test that was killed: not rules. */
+	for (int i = 0; i < 2; i++) {
+		s = strstr(buf, i ? "hold_src" : "reuse_first");
+		if (s)
+			*s = '\0';
+	}
 	for (n = strlen(buf); n > 0 && buf[n - 1] == ' '; n--)
 		buf[n - 1] = '\0';
 }
@@ -346,6 +351,30 @@ static int bind_node(int node)
 	unsigned long mask = 1UL << node;
 
 	return syscall(SYS_set_mempolicy, MPOL_BIND, &mask, 8 * sizeof(mask));
+}
+
+/* A number from a sysfs or procfs file (-1 if unreadable). */
+static long read_long(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? atol(buf) : -1;
+}
+
+static bool write_long(const char *path, long v)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%ld", v);
+	int fd = open(path, O_WRONLY);
+	bool ok = fd >= 0 && write(fd, buf, len) == len;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
 }
 
 static char *map_anon(size_t len)
@@ -1304,6 +1333,433 @@ TEST_F(migrc, lost_write)
 	for (int i = 0; i < nw; i++)
 		free(wr[i].done);
 	munmap(mem, len);
+}
+
+/* The frame of a present page (0 if not present or unknown). */
+static uint64_t pfn_of(int pagemap, const void *addr, size_t psize)
+{
+	uint64_t e = pagemap_entry(pagemap, addr, psize);
+
+	return e >> 63 ? e & ((1ULL << 55) - 1) : 0;
+}
+
+/* Free memory of a node in KiB, from its meminfo (-1 if unknown). */
+static long node_free_kb(int node)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	char *s;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
+		 node);
+	fd = open(path, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	s = strstr(buf, "MemFree:");
+	return s ? atol(s + strlen("MemFree:")) : -1;
+}
+
+#ifndef MAP_HUGE_1GB
+#define MAP_HUGE_1GB	(30 << 26)
+#endif
+#define GIGANTIC	(1UL << 30)
+#define GIGANTIC_NODE1	\
+	"/sys/devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages"
+
+/* gigantic_reuse: the frame of the helper's 1 GiB page, shared with it. */
+static volatile uint64_t *gigantic_pfn;
+
+/*
+ * gigantic_reuse's helper: maps a 1 GiB page of node 1 and writes MARKER
+ * over it (command 1, kept until the next command), or only reports where
+ * it lies (command 2).
+ */
+static void gigantic_loop(struct region *r, pid_t parent, int cmd, int ack)
+{
+	int pagemap = open("/proc/self/pagemap", O_RDONLY);
+	uint64_t *m = NULL, v;
+
+	pin(0);
+	if (pagemap < 0 || write(ack, "r", 1) != 1)
+		_exit(1);
+	while (read(cmd, &v, sizeof(v)) == sizeof(v)) {
+		if (m)
+			munmap(m, GIGANTIC);
+		if (bind_node(1))
+			_exit(2);
+		m = mmap(NULL, GIGANTIC, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+			 MAP_HUGE_1GB, -1, 0);
+		if (m == MAP_FAILED)
+			_exit(3);
+		m[0] = MARKER;
+		*gigantic_pfn = pfn_of(pagemap, m, r->psize);
+		/* The word the readers check, in every 64 bytes. */
+		for (size_t i = 0; v == 1 && i < GIGANTIC / sizeof(*m); i += 8)
+			m[i] = MARKER;
+		if (v == 2) {
+			munmap(m, GIGANTIC);
+			m = NULL;
+		}
+		if (write(ack, "d", 1) != 1)
+			_exit(4);
+	}
+	_exit(0);
+}
+
+/*
+ * 14. Gigantic reuse: a 1 GiB hugetlb page is allocated at run time as one
+ * compound page from a range of free blocks (alloc_contig_range()), each
+ * carrying its own pending flush. Where node 1 has such a range is found
+ * by allocating the page once; then the region is migrated to node 1, the
+ * readers watch pages whose frames lie in the range past its first block,
+ * the region goes back to node 0, and another process gets the 1 GiB page
+ * and writes it: every block must have been flushed, not only the first.
+ */
+TEST_F_TIMEOUT(migrc, gigantic_reuse, 300)
+{
+	struct region *r = &self->r;
+	long before = read_long(GIGANTIC_NODE1), migrated = 0;
+	int pagemap = open("/proc/self/pagemap", O_RDONLY);
+	size_t run = 0, best = 0, at = 0;
+	uint64_t lo, hi;
+	struct helper g;
+
+	if (before < 0)
+		SKIP(return, "no 1 GiB pages on node 1 (pdpe1gb, CONTIG_ALLOC)");
+	ASSERT_GE(pagemap, 0);
+	gigantic_pfn = mmap(NULL, r->psize, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(gigantic_pfn, MAP_FAILED);
+	ASSERT_EQ(madvise(r->mem, r->npages * r->psize, MADV_DONTFORK), 0);
+	ASSERT_TRUE(start_helper(&g, r, gigantic_loop));
+	unshare_after_fork(self);
+	/*
+	 * Where a 1 GiB page lies: the one the VM got at boot (hugepages=1:1,
+	 * in a range no kernel allocation took yet), or a new one.
+	 */
+	if (!before)
+		write_long(GIGANTIC_NODE1, 1);
+	if (read_long(GIGANTIC_NODE1) < 1) {
+		stop_helper(&g);
+		SKIP(return, "no 1 GiB page on node 1 (boot with hugepagesz=1G hugepages=1:1)");
+	}
+	before = 0;
+	helper_do(&g, 2);
+	lo = *gigantic_pfn + (4UL << 20) / r->psize;	/* past its first block */
+	hi = *gigantic_pfn + GIGANTIC / r->psize;
+	ASSERT_NE(*gigantic_pfn, 0);
+	/*
+	 * Until some 16 pages in a row have frames inside the range. The
+	 * range, just freed, is at the head of the free lists: the region's
+	 * next move to node 1 takes its pages from there, mostly.
+	 */
+	for (int t = 0; t < 16 && best < 16; t++) {
+		if (r->node == 0) {
+			write_long(GIGANTIC_NODE1, 1);
+			write_long(GIGANTIC_NODE1, 0);
+		}
+		migrated += migrate(r);
+		if (r->node != 1)
+			continue;
+		for (size_t p = 0; p < r->npages; p++) {
+			uint64_t pfn = pfn_of(pagemap, r->mem + p * r->psize,
+					      r->psize);
+
+			run = pfn >= lo && pfn < hi ? run + 1 : 0;
+			if (run > best) {
+				best = run;
+				at = p + 1 - run;
+			}
+		}
+	}
+	ksft_print_msg("1 GiB page at pfn %#llx; pages %zu-%zu have frames in it\n",
+		       (unsigned long long)*gigantic_pfn, at, at + best - 1);
+	ASSERT_GE(best, 16);
+	/* The readers' TLBs keep just these. */
+	r->scan_lo = at;
+	r->scan_hi = at + (best < 64 ? best : 64);
+	usleep(200000);
+	migrated += migrate(r);
+	ASSERT_EQ(r->node, 0);
+	for (int t = 0; t < 8 && read_long(GIGANTIC_NODE1) == before; t++)
+		ASSERT_TRUE(write_long(GIGANTIC_NODE1, before + 1));
+	EXPECT_EQ(read_long(GIGANTIC_NODE1), before + 1);
+	helper_do(&g, 1);
+	usleep(200000);
+	finish(_metadata, self, migrated, true);
+	EXPECT_TRUE(stop_helper(&g));
+	/* Node 1 needs the memory back (a later run allocates at run time). */
+	write_long(GIGANTIC_NODE1, 0);
+	close(pagemap);
+}
+
+/*
+ * Free blocks of 2 MiB or more on node 0 that a movable allocation can
+ * take (ZONE_DMA is kept for others by lowmem_reserve), from
+ * /proc/buddyinfo.
+ */
+static long node0_huge_blocks(void)
+{
+	char line[512], zone[32];
+	long n = 0;
+	int node, at;
+	FILE *f = fopen("/proc/buddyinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *s, *end;
+
+		if (sscanf(line, "Node %d, zone %31s%n", &node, zone, &at) != 2 ||
+		    node || !strcmp(zone, "DMA"))
+			continue;
+		s = line + at;
+		for (int order = 0; order < 11; order++, s = end) {
+			long v = strtol(s, &end, 10);
+
+			if (end == s)
+				break;
+			if (order >= 9)
+				n += v;
+		}
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Physical 2 MiB blocks that hold a locked page of fragment()'s. */
+static unsigned char locked_block[1 << 16];
+
+/*
+ * Map and fault @len bytes bound to node 0, free every other page, and
+ * lock one remaining page in each physical 2 MiB block it still has:
+ * compaction (with compact_unevictable_allowed 0) migrates the others but
+ * cannot empty the block.
+ */
+static void fragment(size_t len, size_t psize, bool huge)
+{
+	size_t block = 2UL << 20;
+	char *m = mmap(NULL, len + block, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int pagemap = open("/proc/self/pagemap", O_RDONLY);
+
+	if (m == MAP_FAILED || pagemap < 0)
+		_exit(3);
+	m = (char *)(((uintptr_t)m + block - 1) & ~(block - 1));
+	madvise(m, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < len; i += psize)
+		m[i] = 1;
+	for (size_t i = psize; i < len; i += 2 * psize)
+		madvise(m + i, psize, MADV_DONTNEED);
+	for (size_t i = 0; i < len; i += 2 * psize) {
+		uint64_t b = pfn_of(pagemap, m + i, psize) * psize / block;
+
+		if (b < sizeof(locked_block) && !locked_block[b]) {
+			locked_block[b] = 1;
+			if (mlock(m + i, psize))
+				_exit(4);
+		}
+	}
+	close(pagemap);
+}
+
+/*
+ * nested_compaction's helper: fills node 0 with anonymous memory until no
+ * free 2 MiB block is left, and frees every other page of it except the
+ * first of each 2 MiB, which it locks (compaction leaves it alone while
+ * compact_unevictable_allowed is 0): plenty of free memory, no free 2 MiB
+ * block. Command 0 takes one more THP-sized block the same way (the last
+ * THP that left node 0 waits in a per-CPU list).
+ */
+static void fragment_loop(struct region *r, pid_t parent, int cmd, int ack)
+{
+	size_t chunk = 4UL << 20;
+	uint64_t mib;
+
+	/* Not on a reader's CPU: a switch there would flush its entries. */
+	pin(0);
+	if (write(ack, "r", 1) != 1)
+		_exit(1);
+	while (read(cmd, &mib, sizeof(mib)) == sizeof(mib)) {
+		if (bind_node(0))
+			_exit(2);
+		/* Up to 4: a per-CPU list may hold several. */
+		for (int i = 0; !mib && i < 4 && node_free_kb(0) > (12 << 10);
+		     i++)
+			fragment(2UL << 20, r->psize, true);
+		/* Stop short of reclaim: only demotion could free anything. */
+		for (size_t done = 0; done < (mib << 20) &&
+		     node0_huge_blocks() > 0 && node_free_kb(0) > (12 << 10);
+		     done += chunk)
+			fragment(chunk, r->psize, false);
+		if (write(ack, "d", 1) != 1)
+			_exit(5);
+	}
+	_exit(0);
+}
+
+#define COMPACT_UNEVICTABLE	"/proc/sys/vm/compact_unevictable_allowed"
+#define DEMOTION		"/sys/kernel/mm/numa/demotion_enabled"
+#define NESTED_WATCHED		64	/* region pages the readers watch */
+#define NESTED_TRIES		8
+
+/* Move the watched pages, then the THP, in one migration batch. */
+static long move_with_thp(struct region *r, char *thp, int node)
+{
+	size_t n = NESTED_WATCHED;
+	long moved = 0;
+
+	for (size_t p = 0; p < n; p++) {
+		r->pages[p] = r->mem + p * r->psize;
+		r->nodes[p] = node;
+	}
+	r->pages[n] = thp;
+	r->nodes[n] = node;
+	if (syscall(SYS_move_pages, 0, n + 1, r->pages, r->nodes, r->status,
+		    MPOL_MF_MOVE) >= 0)
+		for (size_t p = 0; p < n; p++)
+			moved += r->status[p] == node;
+	return moved;
+}
+
+/* Whether the page at addr is part of a transparent huge page. */
+static bool is_thp(int pagemap, void *addr, size_t psize)
+{
+	uint64_t pfn = pfn_of(pagemap, addr, psize), flags = 0;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd >= 0 && pfn &&
+	    pread(fd, &flags, sizeof(flags), pfn * sizeof(flags)) !=
+	    sizeof(flags))
+		flags = 0;
+	if (fd >= 0)
+		close(fd);
+	return flags & (1ULL << 22);	/* KPF_THP */
+}
+
+/*
+ * 15. A migration nested in another: each move_pages() to node 0 migrates
+ * the watched pages of the region first, then a transparent huge page.
+ * Node 0 is fragmented (see fragment_loop()), so allocating the THP's
+ * destination enters direct compaction, which migrates: a migration
+ * nested in the first one, while the watched pages' flush is still pending
+ * in the task's read-only batch. The nested migration must not take that
+ * batch over. The old pages are handed at once to another process on node
+ * 1, which writes them. migrc_nested says whether the nested path ran.
+ */
+TEST_F_TIMEOUT(migrc, nested_compaction, 300)
+{
+	struct region *r = &self->r;
+	long unevictable = read_long(COMPACT_UNEVICTABLE);
+	long demotion = read_long(DEMOTION);
+	long c[NCOUNTERS], migrated = 0, free0;
+	size_t huge = 2UL << 20;
+	int pagemap = open("/proc/self/pagemap", O_RDONLY);
+	char *area = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *thp = (char *)(((uintptr_t)area + huge - 1) & ~(huge - 1));
+	struct helper frag, f;
+
+	ASSERT_GE(pagemap, 0);
+	ASSERT_NE(area, MAP_FAILED);
+	if (unevictable < 0)
+		SKIP(return, "no %s", COMPACT_UNEVICTABLE);
+	ASSERT_EQ(madvise(thp, huge, MADV_HUGEPAGE), 0);
+	ASSERT_EQ(bind_node(1), 0);
+	memset(thp, 2, huge);
+	ASSERT_EQ(syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0), 0);
+	if (!is_thp(pagemap, thp, r->psize))
+		SKIP(return, "no transparent huge page on node 1");
+	ASSERT_EQ(madvise(r->mem, r->npages * r->psize, MADV_DONTFORK), 0);
+	ASSERT_EQ(madvise(area, 2 * huge, MADV_DONTFORK), 0);
+	ASSERT_TRUE(start_helper(&frag, r, fragment_loop));
+	ASSERT_TRUE(start_helper(&f, r, filler_loop));
+	unshare_after_fork(self);
+	ASSERT_TRUE(write_long(COMPACT_UNEVICTABLE, 0));
+	/* Reclaim may demote rather than kill a helper bound to node 0. */
+	write_long(DEMOTION, 1);
+	migrated += move_with_thp(r, thp, 1);
+	r->node = 1;
+	r->scan_lo = 0;
+	r->scan_hi = NESTED_WATCHED;
+	free0 = node_free_kb(0);
+	ASSERT_GT(free0, 32 << 10);
+	/* Up to twice what is free: reclaim demotes some on the way. */
+	helper_do(&frag, 2 * (free0 >> 10));
+	ksft_print_msg("node 0: %ld KiB free, %ld free blocks of 2 MiB or more\n",
+		       node_free_kb(0), node0_huge_blocks());
+	usleep(200000);
+	/* Until the nested path ran a few times, within a bound. */
+	for (int t = 0; t < 4 * NESTED_TRIES; t++) {
+		counters(c);
+		if (t >= NESTED_TRIES &&
+		    c[C_NESTED] - self->c0[C_NESTED] >= NESTED_TRIES / 2)
+			break;
+		helper_do(&frag, 0);
+		/* A failed allocation split the THP: a new one for each try. */
+		if (!is_thp(pagemap, thp, r->psize)) {
+			madvise(thp, huge, MADV_DONTNEED);
+			bind_node(1);
+			memset(thp, 2, huge);
+			syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0);
+			usleep(50000);
+		}
+		migrated += move_with_thp(r, thp, 0);
+		r->node = 0;
+		helper_do(&f, 1);
+		usleep(30000);
+		migrated += move_with_thp(r, thp, 1);
+		r->node = 1;
+	}
+	write_long(COMPACT_UNEVICTABLE, unevictable);
+	if (demotion >= 0)
+		write_long(DEMOTION, demotion);
+	counters(c);
+	ksft_print_msg("nested migrations: %ld; direct compactions %ld, pages scanned %ld; THPs migrated %ld, split %ld\n",
+		       c[C_NESTED] - self->c0[C_NESTED],
+		       c[C_STALL] - self->c0[C_STALL],
+		       c[C_COMPACTED] - self->c0[C_COMPACTED],
+		       c[C_THP_MOVED] - self->c0[C_THP_MOVED],
+		       c[C_THP_SPLIT] - self->c0[C_THP_SPLIT]);
+	/* Otherwise the test did not test the nested path. */
+	if (have_migrc())
+		EXPECT_GT(c[C_NESTED] - self->c0[C_NESTED], 0);
+	usleep(100000);
+	finish(_metadata, self, migrated, true);
+	EXPECT_TRUE(stop_helper(&f));
+	EXPECT_TRUE(stop_helper(&frag));
+	munmap(area, 2 * huge);
+	close(pagemap);
+}
+
+/*
+ * 16. A source held by someone else: the test aid hold_src takes a
+ * speculative reference on one migrated source at a time (as KSM or
+ * GUP-fast do) and drops it as soon as it is the last one, from another
+ * CPU; there the page is freed without a generation, allocated again at
+ * once and written. The migration must have flushed before it let its own
+ * reference go.
+ */
+TEST_F_TIMEOUT(migrc, src_held, 300)
+{
+	struct region *r = &self->r;
+	char aid[160];
+	long migrated = 0;
+
+	snprintf(aid, sizeof(aid), "%s hold_src", self->broken);
+	break_set(aid);
+	for (int t = 0; t < 16; t++) {
+		migrated += migrate(r);
+		usleep(20000);
+	}
+	break_set(self->broken);
+	EXPECT_EQ(migrated, 16L * (long)r->npages);
+	finish(_metadata, self, migrated, true);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MIGRC shadow debug mode (CONFIG_MIGRC_DEBUG).
+ *
+ * Checks that no CPU can still read a page through a stale TLB entry of a
+ * deferred migration flush when the page leaves the page allocator, when a
+ * copy of its data becomes writable, or when an mm's mapping changes, and
+ * that no writable PTE is ever deferred. It keeps its own books and derives
+ * them from two kinds of events only:
+ *
+ *  - a PTE is cleared into a migration's read-only batch (rmap): its frame
+ *    is marked with a stamp of the shadow clock and with the CPUs that may
+ *    cache the translation (the batch's cpumask, as the architecture
+ *    collected it);
+ *  - a CPU completes a flush (the architecture's flush records on context
+ *    switch and in the flush handler, and the completion of a batch flush
+ *    sent to a set of CPUs): the CPU is clean up to the shadow clock value
+ *    it read before the flush.
+ *
+ * A mark is clean once every one of its CPUs is clean up to its stamp. The
+ * shadow never reads a page's MIGRC generation, the request pool or the
+ * generations the production code records per CPU, so a bug that loses a
+ * generation, retires a request too early or prunes a CPU wrongly cannot
+ * also blind it.
+ *
+ * Ordering: a stamp is taken (fully ordered) after the PTE was cleared and
+ * the architecture made the invalidation visible (x86: the mm's tlb_gen
+ * bump), and after the mm's tlb_flush_batched mark; a CPU reads the clock
+ * (acquire) after it read the production generation and before the flush.
+ * So a CPU whose production record covers a batch also has a shadow record
+ * covering the batch's stamps: the shadow never reports a page the
+ * production code flushed correctly.
+ *
+ * Only the first BITS_PER_LONG CPUs of a mark are tracked.
+ */
+#define pr_fmt(fmt) "migrc: " fmt
+
+#include <linux/atomic.h>
+#include <linux/bug.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/migrc.h>
+#include <linux/mm.h>
+#include <linux/page_ext.h>
+#include <linux/percpu.h>
+#include <linux/printk.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
+
+atomic64_t migrc_shadow_clock = ATOMIC64_INIT(0);
+DEFINE_PER_CPU(atomic64_t, migrc_shadow_done);
+
+/**
+ * struct migrc_mark - the shadow state of one page frame (page_ext)
+ * @stamp: shadow clock value when a PTE of the frame went into a read-only
+ *         batch (0: no mark)
+ * @cpus: the CPUs that may cache that translation (the first BITS_PER_LONG)
+ * @copy_stamp: the same for the frame whose data this frame got by
+ *              migration (0: none)
+ * @copy_cpus: the CPUs of that mark
+ *
+ * The first pair says who may still read this frame; the second, who may
+ * still read an older copy of its data, which must not change meanwhile.
+ */
+struct migrc_mark {
+	u64 stamp;
+	unsigned long cpus;
+	u64 copy_stamp;
+	unsigned long copy_cpus;
+};
+
+static bool need_migrc_debug(void)
+{
+	return true;
+}
+
+struct page_ext_operations migrc_debug_ops = {
+	.size = sizeof(struct migrc_mark),
+	.need = need_migrc_debug,
+};
+
+static struct migrc_mark *migrc_mark_of(struct page_ext *ext)
+{
+	return page_ext_data(ext, &migrc_debug_ops);
+}
+
+/*
+ * The CPUs of a mark that are not clean up to its stamp: the lowest one,
+ * or -1 if none (the mark is clean).
+ */
+static int migrc_mark_stale_cpu(u64 stamp, unsigned long cpus)
+{
+	unsigned long bit;
+
+	if (!stamp)
+		return -1;
+	for_each_set_bit(bit, &cpus, min_t(unsigned int, nr_cpu_ids,
+					   BITS_PER_LONG))
+		if (atomic64_read_acquire(per_cpu_ptr(&migrc_shadow_done,
+						      bit)) < stamp)
+			return bit;
+	return -1;
+}
+
+/* Never moves back: a late record of an older sample covers less. */
+static void migrc_shadow_advance(atomic64_t *done, u64 sampled)
+{
+	s64 old = atomic64_read(done);
+
+	while (old < (s64)sampled &&
+	       !atomic64_try_cmpxchg_release(done, &old, sampled))
+		;
+}
+
+enum migrc_debug_what {
+	MIGRC_DEBUG_LEAVE,
+	MIGRC_DEBUG_WRITE,
+	MIGRC_DEBUG_WRITABLE,
+	MIGRC_DEBUG_BATCHED,
+};
+
+static const char * const migrc_debug_text[] = {
+	[MIGRC_DEBUG_LEAVE] = "leaves the page allocator",
+	[MIGRC_DEBUG_WRITE] = "becomes writable (a copy of its data)",
+	[MIGRC_DEBUG_WRITABLE] = "was deferred with a writable PTE",
+	[MIGRC_DEBUG_BATCHED] = "was unmapped and its mm changed",
+};
+
+/*
+ * Count and report a violation. With a safety rule broken on purpose the
+ * tests expect violations: report them without a WARN, which would fail
+ * the test run for what it set out to show.
+ */
+static void migrc_debug_report(enum migrc_debug_what what, unsigned long pfn,
+			       u64 stamp, int cpu)
+{
+	migrc_count(MIGRC_EV_DEBUG_STALE);
+	if (migrc_broken(MIGRC_BREAK_RULES)) {
+		pr_warn_ratelimited("shadow: pfn %#lx %s while cpu %d may hold a stale entry (stamp %llu)\n",
+				    pfn, migrc_debug_text[what], cpu, stamp);
+		return;
+	}
+	WARN(1, "migrc shadow: pfn %#lx %s while cpu %d may hold a stale entry (stamp %llu, cpu clean up to %lld)\n",
+	     pfn, migrc_debug_text[what], cpu, stamp,
+	     cpu >= 0 ? (s64)atomic64_read(per_cpu_ptr(&migrc_shadow_done, cpu)) :
+			-1LL);
+}
+
+/**
+ * migrc_debug_mark - a PTE was cleared into a read-only batch
+ * @mm: its mm
+ * @pteval: the PTE as it was
+ * @cpus: the CPUs of the batch so far, as the architecture collected them
+ * @arch_gen: the architecture's generation of @mm that covers this unmap
+ *            (at most: see migrc_arch_mm_gen())
+ *
+ * Called by rmap under the PTE lock, after the architecture added the PTE
+ * to the batch and the mm's tlb_flush_batched was bumped.
+ */
+void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
+		      const struct cpumask *cpus, u64 arch_gen)
+{
+	unsigned long pfn = pte_pfn(pteval);
+	struct page_ext *ext;
+	struct migrc_mark *m;
+	u64 stamp;
+
+	if (pte_write(pteval))
+		migrc_debug_report(MIGRC_DEBUG_WRITABLE, pfn, 0, -1);
+	if (!pfn_valid(pfn))
+		return;
+	/* Fully ordered: after the invalidation and the batched mark. */
+	stamp = atomic64_inc_return(&migrc_shadow_clock);
+	/* The stamp first: a reader of the generation sees its stamp. */
+	migrc_shadow_advance(&mm->migrc_debug_stamp, stamp);
+	migrc_shadow_advance(&mm->migrc_debug_arch_gen, arch_gen);
+	ext = page_ext_get(pfn_to_page(pfn));
+	if (!ext)
+		return;
+	m = migrc_mark_of(ext);
+	/* A mark that is not clean yet is kept: add this one to it. */
+	if (migrc_mark_stale_cpu(READ_ONCE(m->stamp), READ_ONCE(m->cpus)) < 0)
+		WRITE_ONCE(m->cpus, 0);
+	WRITE_ONCE(m->cpus, READ_ONCE(m->cpus) | cpumask_bits(cpus)[0]);
+	/* Pairs with the acquire loads of the checks: the CPUs come first. */
+	smp_store_release(&m->stamp, stamp);
+	page_ext_put(ext);
+}
+
+/**
+ * migrc_debug_leave - check a block leaving the page allocator
+ * @page: its first page
+ * @order: its order
+ *
+ * Every page must be clean: a CPU that could still read one through a
+ * stale entry would read the next owner's data. Clears the marks.
+ */
+void migrc_debug_leave(struct page *page, unsigned int order)
+{
+	struct page_ext_iter iter;
+	struct page_ext *ext;
+	unsigned long i = 0;
+
+	rcu_read_lock();
+	for_each_page_ext(page, 1UL << order, ext, iter) {
+		struct migrc_mark *m = migrc_mark_of(ext);
+		/* Pairs with migrc_debug_mark(): its CPUs are visible. */
+		u64 stamp = smp_load_acquire(&m->stamp);
+		int cpu = migrc_mark_stale_cpu(stamp, READ_ONCE(m->cpus));
+
+		if (cpu >= 0)
+			migrc_debug_report(MIGRC_DEBUG_LEAVE,
+					   page_to_pfn(page) + i, stamp, cpu);
+		/* A new page: no one reads it, it is no copy of anything. */
+		if (stamp)
+			WRITE_ONCE(m->stamp, 0);
+		WRITE_ONCE(m->copy_stamp, 0);
+		i++;
+	}
+	rcu_read_unlock();
+}
+
+/**
+ * migrc_debug_copy - a migration copied marked pages
+ * @src: the source folio, unmapped
+ * @dst: its copy, not mapped yet
+ *
+ * Until the CPUs that may still read the source are clean, the copy must
+ * not become writable: they would read the old data after the new data was
+ * written. The copy remembers them (the source's own mark, or, if that one
+ * is clean, what the source remembered as a copy itself).
+ */
+void migrc_debug_copy(struct folio *src, struct folio *dst)
+{
+	long i, nr = folio_nr_pages(src);
+
+	for (i = 0; i < nr; i++) {
+		struct page_ext *s = page_ext_get(folio_page(src, i));
+		struct page_ext *d = s ? page_ext_get(folio_page(dst, i)) : NULL;
+		struct migrc_mark *ms, *md;
+		unsigned long cpus;
+		u64 stamp;
+
+		if (d) {
+			ms = migrc_mark_of(s);
+			md = migrc_mark_of(d);
+			/* Pairs with the release stores of the marks. */
+			stamp = smp_load_acquire(&ms->stamp);
+			cpus = READ_ONCE(ms->cpus);
+			if (migrc_mark_stale_cpu(stamp, cpus) < 0) {
+				/* As above, for the copy mark. */
+				stamp = smp_load_acquire(&ms->copy_stamp);
+				cpus = READ_ONCE(ms->copy_cpus);
+			}
+			WRITE_ONCE(md->copy_cpus, cpus);
+			/* Pairs with migrc_debug_write(): the CPUs come first. */
+			smp_store_release(&md->copy_stamp, stamp);
+			page_ext_put(d);
+		}
+		if (s)
+			page_ext_put(s);
+	}
+}
+
+/**
+ * migrc_debug_write - a PTE of @page is about to become writable in place
+ * @page: the page (may be NULL)
+ */
+void migrc_debug_write(struct page *page)
+{
+	struct page_ext *ext;
+	struct migrc_mark *m;
+	u64 stamp;
+	int cpu;
+
+	if (!page)
+		return;
+	ext = page_ext_get(page);
+	if (!ext)
+		return;
+	m = migrc_mark_of(ext);
+	/* Pairs with migrc_debug_copy(): its CPUs are visible. */
+	stamp = smp_load_acquire(&m->copy_stamp);
+	cpu = migrc_mark_stale_cpu(stamp, READ_ONCE(m->copy_cpus));
+	if (cpu >= 0)
+		migrc_debug_report(MIGRC_DEBUG_WRITE, page_to_pfn(page), stamp,
+				   cpu);
+	page_ext_put(ext);
+}
+
+struct migrc_mm_check {
+	struct mm_struct *mm;
+	u64 gen, stamp;
+};
+
+/* On each CPU of the mm, with interrupts disabled: ask the architecture. */
+static void migrc_mm_check_cpu(void *arg)
+{
+	struct migrc_mm_check *c = arg;
+
+	if (migrc_arch_cpu_behind(c->mm, c->gen))
+		migrc_debug_report(MIGRC_DEBUG_BATCHED, 0, c->stamp,
+				   smp_processor_id());
+}
+
+/**
+ * migrc_debug_mm_flushed - check flush_tlb_batched_pending()
+ * @mm: the mm whose PTEs the caller is about to change
+ * @sampled: the shadow clock read before tlb_flush_batched was
+ *
+ * No CPU running @mm may still be behind the invalidation of a PTE of @mm
+ * that was deferred before @sampled; each CPU of the mm says so itself, in
+ * an IPI, where no switch or flush can run halfway. Each mark is checked
+ * once.
+ */
+void migrc_debug_mm_flushed(struct mm_struct *mm, u64 sampled)
+{
+	struct migrc_mm_check c = {
+		.mm = mm,
+		/* The generation first: its mark's stamp is then visible. */
+		.gen = atomic64_read_acquire(&mm->migrc_debug_arch_gen),
+	};
+
+	c.stamp = atomic64_read_acquire(&mm->migrc_debug_stamp);
+	/* A stamp after the sample may belong to another page table. */
+	if (!c.stamp || c.stamp > sampled ||
+	    c.stamp <= (u64)atomic64_read(&mm->migrc_debug_checked))
+		return;
+	on_each_cpu_mask(mm_cpumask(mm), migrc_mm_check_cpu, &c, true);
+	migrc_shadow_advance(&mm->migrc_debug_checked, c.stamp);
+}
+
+/**
+ * migrc_debug_record - this CPU completed a flush
+ * @sampled: the shadow clock read before the flush
+ *
+ * Call with preemption disabled.
+ */
+void migrc_debug_record(u64 sampled)
+{
+	migrc_shadow_advance(this_cpu_ptr(&migrc_shadow_done), sampled);
+}
+
+/**
+ * migrc_debug_flushed_cpus - a flush sent to @mask completed
+ * @mask: the CPUs it was sent to
+ * @sampled: the shadow clock read before it was sent
+ *
+ * For the architecture's batch flush: when it returns, no CPU of @mask can
+ * use a translation invalidated before it was sent.
+ */
+void migrc_debug_flushed_cpus(const struct cpumask *mask, u64 sampled)
+{
+	unsigned int cpu;
+
+	for_each_cpu(cpu, mask)
+		migrc_shadow_advance(per_cpu_ptr(&migrc_shadow_done, cpu),
+				     sampled);
+}
+
+/**
+ * migrc_arch_cpu_behind - whether this CPU may use a stale entry of @mm
+ * @mm: an mm
+ * @gen: the architecture's generation of @mm after a deferred unmap
+ *
+ * Default for architectures that never defer (no mark is ever made there).
+ *
+ * Return: false.
+ */
+bool __weak migrc_arch_cpu_behind(struct mm_struct *mm, u64 gen)
+{
+	return false;
+}
+
+/**
+ * migrc_arch_mm_gen - the architecture's flush generation of @mm
+ * @mm: an mm
+ *
+ * Read just before an unmap's invalidation, plus one, it is at most the
+ * generation that covers the unmap, even with concurrent invalidations.
+ *
+ * Return: 0 where the architecture has none.
+ */
+u64 __weak migrc_arch_mm_gen(struct mm_struct *mm)
+{
+	return 0;
+}
+
+/*
+ * MIGRC_HOLD_SRC, a test aid: a speculative reference on a migrated source
+ * (as KSM, GUP-fast or page_idle take one) that is dropped as soon as it is
+ * the last one. Its holder then does what the next owner of the frame
+ * would: the final put frees the page without any MIGRC generation, and an
+ * allocation right away on the same CPU takes it back and writes it, all
+ * with interrupts off. A migration must have done its deferred flush before
+ * it let go of its own reference. One source is held at a time.
+ */
+static struct folio *migrc_held;
+static bool migrc_holder_running;
+
+static void migrc_hold_fn(struct work_struct *work)
+{
+	struct folio *folio = READ_ONCE(migrc_held);
+	unsigned long deadline = jiffies + HZ;
+	struct page *page;
+
+	/* Pairs with the acquire in migrc_debug_hold_src(): it may go on. */
+	smp_store_release(&migrc_holder_running, true);
+
+	while (folio_ref_count(folio) > 1 && time_before(jiffies, deadline))
+		cpu_relax();
+	/*
+	 * The put, the reuse and the write at once, without letting a flush
+	 * IPI in between: a flush the migration sends only after its own put
+	 * comes too late.
+	 */
+	local_irq_disable();
+	folio_put(folio);
+	page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0);
+	if (page)
+		memset(page_address(page), 0x4c, PAGE_SIZE);
+	local_irq_enable();
+	if (page)
+		__free_page(page);
+	WRITE_ONCE(migrc_holder_running, false);
+	/* The slot is free only once this holder is done with it. */
+	smp_store_release(&migrc_held, NULL);
+}
+
+static DECLARE_WORK(migrc_hold_work, migrc_hold_fn);
+
+/**
+ * migrc_debug_hold_src - take a speculative reference on a migrated source
+ * @src: the source, just migrated, still referenced by the migration
+ */
+void migrc_debug_hold_src(struct folio *src)
+{
+	unsigned int cpu;
+
+	static atomic_t nr_seen;
+
+	/* One source in 64: each costs the migration a wait for the holder. */
+	if (atomic_inc_return(&nr_seen) % 64 || folio_test_large(src) ||
+	    cmpxchg(&migrc_held, NULL, src))
+		return;
+	folio_get(src);
+	/* Another CPU than this one, which still holds its reference. */
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu >= nr_cpu_ids)
+		cpu = raw_smp_processor_id();
+	queue_work_on(cpu, system_highpri_wq, &migrc_hold_work);
+	/* The holder watches the count before the migration drops its own. */
+	/* Pairs with the release in migrc_hold_fn(). */
+	for (int i = 0; i < 100 && !smp_load_acquire(&migrc_holder_running); i++)
+		usleep_range(1000, 2000);
+}
