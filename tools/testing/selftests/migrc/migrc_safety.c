@@ -1480,6 +1480,14 @@ TEST_F_TIMEOUT(migrc, gigantic_reuse, 300)
 	}
 	ksft_print_msg("1 GiB page at pfn %#llx; pages %zu-%zu have frames in it\n",
 		       (unsigned long long)*gigantic_pfn, at, at + best - 1);
+	/*
+	 * Without MIGRC the old frames go to a per-CPU list and come back
+	 * first: the range is not reached, and there is nothing to check.
+	 */
+	if (best < 16 && !have_migrc()) {
+		stop_helper(&g);
+		SKIP(return, "the region did not reach the 1 GiB range");
+	}
 	ASSERT_GE(best, 16);
 	/* The readers' TLBs keep just these. */
 	r->scan_lo = at;
