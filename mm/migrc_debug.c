@@ -405,6 +405,11 @@ static void migrc_hold_fn(struct work_struct *work)
 {
 	struct folio *folio = READ_ONCE(migrc_held);
 	unsigned long deadline = jiffies + HZ;
+	/* The pcp list the put fills: the frame's zone, movable. */
+	gfp_t gfp = GFP_ATOMIC | __GFP_HIGHMEM | __GFP_MOVABLE |
+		    __GFP_THISNODE | __GFP_NOWARN;
+	int nid = folio_nid(folio);
+	bool reused = false;
 	struct page *page;
 
 	/* Pairs with the acquire in migrc_debug_hold_src(): it may go on. */
@@ -419,12 +424,17 @@ static void migrc_hold_fn(struct work_struct *work)
 	 */
 	local_irq_disable();
 	folio_put(folio);
-	page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0);
-	if (page)
+	page = alloc_pages_node(nid, gfp, 0);
+	if (page) {
+		reused = page == &folio->page;
 		memset(page_address(page), 0x4c, PAGE_SIZE);
+	}
 	local_irq_enable();
 	if (page)
 		__free_page(page);
+	/* Whether the aid did what it is for: the frame came straight back. */
+	pr_info_ratelimited("hold_src: the freed source %s taken back\n",
+			    reused ? "was" : "was not");
 	WRITE_ONCE(migrc_holder_running, false);
 	/* The slot is free only once this holder is done with it. */
 	smp_store_release(&migrc_held, NULL);

@@ -133,6 +133,7 @@ class GuestRun:
     init_line: int = -1
     done: bool = False
     timed_out: bool = False
+    stalled: bool = False   # silent before userspace: killed early
     exit_code: int = 0
     seconds: float = 0.0
 
@@ -156,12 +157,30 @@ class GuestRun:
         return out
 
 
+# A boot that prints nothing this long before userspace starts is stuck
+# (seen once under TCG, right after the lockdep banner): boot again, once.
+BOOT_SILENCE = 240
+
+
 def boot(kernel, initrd, plan, timeout, logfile, extra_append="",
          echo=None, arch="x86_64", nodes=NODES):
     """Boot the VM, run the plan's stages, return a GuestRun.
 
     echo(line) is called for each console line worth showing live.
     """
+    r = _boot_once(kernel, initrd, plan, timeout, logfile, extra_append,
+                   echo, arch, nodes)
+    if not r.stalled:
+        return r
+    log(f"the boot printed nothing for {BOOT_SILENCE}s before userspace "
+        f"started: booting again (console kept in {logfile}.stalled)")
+    Path(logfile).replace(f"{logfile}.stalled")
+    return _boot_once(kernel, initrd, plan, timeout, logfile, extra_append,
+                      echo, arch, nodes)
+
+
+def _boot_once(kernel, initrd, plan, timeout, logfile, extra_append, echo,
+               arch, nodes):
     append = (f"console={CONSOLE[arch]},115200 panic=-1 loglevel=7 "
               f"harness.plan={','.join(plan)} {extra_append}").strip()
     args = qemu_args(kernel, initrd, append, arch, nodes)
@@ -178,10 +197,16 @@ def boot(kernel, initrd, plan, timeout, logfile, extra_append="",
         sel = selectors.DefaultSelector()
         sel.register(p.stdout, selectors.EVENT_READ)
         buf = b""
+        heard = t0
         while True:
-            left = timeout - (time.monotonic() - t0)
+            now = time.monotonic()
+            left = timeout - (now - t0)
             if left <= 0:
                 r.timed_out = True
+                p.kill()
+                break
+            if r.init_line < 0 and now - heard > BOOT_SILENCE:
+                r.stalled = r.timed_out = True
                 p.kill()
                 break
             if not sel.select(timeout=min(left, 1.0)):
@@ -191,6 +216,7 @@ def boot(kernel, initrd, plan, timeout, logfile, extra_append="",
             chunk = os.read(p.stdout.fileno(), 65536)
             if not chunk:
                 break
+            heard = time.monotonic()
             buf += chunk
             *lines, buf = buf.split(b"\n")
             for raw in lines:

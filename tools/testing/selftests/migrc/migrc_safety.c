@@ -236,14 +236,12 @@ static void write_all(struct region *r)
 
 /* /proc/vmstat counters each test reports, read without malloc(). */
 enum { C_DEFERRED, C_SENT, C_WRITE, C_RANGE, C_BUSY, C_DEBUG, C_DECLINED,
-	C_DECLINED_ARCH, C_NESTED, C_COMPACTED, C_STALL, C_THP_MOVED,
-	C_THP_SPLIT, NCOUNTERS };
+	C_DECLINED_ARCH, C_NESTED, C_DEMOTED, NCOUNTERS };
 static const char * const counter_names[NCOUNTERS] = {
 	"migrc_pages_deferred", "migrc_flushes_sent", "migrc_forced_write",
 	"migrc_forced_range", "migrc_forced_src_busy", "migrc_debug_stale",
 	"migrc_declined_debug", "migrc_declined_arch", "migrc_nested",
-	"compact_migrate_scanned", "compact_stall", "thp_migration_success",
-	"thp_migration_split",
+	"pgdemote_direct",
 };
 
 static void counters(long *c)
@@ -1343,27 +1341,6 @@ static uint64_t pfn_of(int pagemap, const void *addr, size_t psize)
 	return e >> 63 ? e & ((1ULL << 55) - 1) : 0;
 }
 
-/* Free memory of a node in KiB, from its meminfo (-1 if unknown). */
-static long node_free_kb(int node)
-{
-	char path[64], buf[4096];
-	ssize_t n;
-	char *s;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
-		 node);
-	fd = open(path, O_RDONLY);
-	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	s = strstr(buf, "MemFree:");
-	return s ? atol(s + strlen("MemFree:")) : -1;
-}
-
 #ifndef MAP_HUGE_1GB
 #define MAP_HUGE_1GB	(30 << 26)
 #endif
@@ -1507,245 +1484,149 @@ TEST_F_TIMEOUT(migrc, gigantic_reuse, 300)
 	close(pagemap);
 }
 
-/*
- * Free blocks of 2 MiB or more on node 0 that a movable allocation can
- * take (ZONE_DMA is kept for others by lowmem_reserve), from
- * /proc/buddyinfo.
- */
-static long node0_huge_blocks(void)
+#define NESTED_WATCHED		64	/* region pages the readers watch */
+#define NESTED_TAIL		448	/* PROT_NONE pages: one batch of 512 */
+#define NESTED_TRIES		8
+#define DEMOTION		"/sys/kernel/mm/numa/demotion_enabled"
+#define MIN_FREE		"/proc/sys/vm/min_free_kbytes"
+#define NESTED_MIN_FREE		1024	/* KiB: kswapd refills little */
+
+/* Direct reclaims so far: the allocstall_* counters of /proc/vmstat. */
+static long direct_reclaims(void)
 {
-	char line[512], zone[32];
-	long n = 0;
-	int node, at;
-	FILE *f = fopen("/proc/buddyinfo", "r");
+	char line[128];
+	long sum = 0, v;
+	FILE *f = fopen("/proc/vmstat", "r");
 
-	while (f && fgets(line, sizeof(line), f)) {
-		char *s, *end;
-
-		if (sscanf(line, "Node %d, zone %31s%n", &node, zone, &at) != 2 ||
-		    node || !strcmp(zone, "DMA"))
-			continue;
-		s = line + at;
-		for (int order = 0; order < 11; order++, s = end) {
-			long v = strtol(s, &end, 10);
-
-			if (end == s)
-				break;
-			if (order >= 9)
-				n += v;
-		}
-	}
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "allocstall_", 11) &&
+		    sscanf(line, "%*s %ld", &v) == 1)
+			sum += v;
 	if (f)
 		fclose(f);
-	return n;
-}
-
-/* Physical 2 MiB blocks that hold a locked page of fragment()'s. */
-static unsigned char locked_block[1 << 16];
-
-/*
- * Map and fault @len bytes bound to node 0, free every other page, and
- * lock one remaining page in each physical 2 MiB block it still has:
- * compaction (with compact_unevictable_allowed 0) migrates the others but
- * cannot empty the block.
- */
-static void fragment(size_t len, size_t psize, bool huge)
-{
-	size_t block = 2UL << 20;
-	char *m = mmap(NULL, len + block, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int pagemap = open("/proc/self/pagemap", O_RDONLY);
-
-	if (m == MAP_FAILED || pagemap < 0)
-		_exit(3);
-	m = (char *)(((uintptr_t)m + block - 1) & ~(block - 1));
-	madvise(m, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-	for (size_t i = 0; i < len; i += psize)
-		m[i] = 1;
-	for (size_t i = psize; i < len; i += 2 * psize)
-		madvise(m + i, psize, MADV_DONTNEED);
-	for (size_t i = 0; i < len; i += 2 * psize) {
-		uint64_t b = pfn_of(pagemap, m + i, psize) * psize / block;
-
-		if (b < sizeof(locked_block) && !locked_block[b]) {
-			locked_block[b] = 1;
-			if (mlock(m + i, psize))
-				_exit(4);
-		}
-	}
-	close(pagemap);
+	return sum;
 }
 
 /*
- * nested_compaction's helper: fills node 0 with anonymous memory until no
- * free 2 MiB block is left, and frees every other page of it except the
- * first of each 2 MiB, which it locks (compaction leaves it alone while
- * compact_unevictable_allowed is 0): plenty of free memory, no free 2 MiB
- * block. Command 0 takes one more THP-sized block the same way (the last
- * THP that left node 0 waits in a per-CPU list).
+ * nested_reclaim's helper, bound to node 0: fills it with anonymous memory
+ * nobody touches again, until one of its own allocations had to reclaim:
+ * node 0 is then at its min watermark. The next allocations there reclaim
+ * directly too, and that reclaim demotes this memory to node 1, in a
+ * migration nested in the allocating one.
  */
-static void fragment_loop(struct region *r, pid_t parent, int cmd, int ack)
+static void hog_loop(struct region *r, pid_t parent, int cmd, int ack)
 {
-	size_t chunk = 4UL << 20;
-	uint64_t mib;
+	size_t chunk = 64 * r->psize;
+	uint64_t command;
 
-	/* Not on a reader's CPU: a switch there would flush its entries. */
 	pin(0);
-	if (write(ack, "r", 1) != 1)
+	if (bind_node(0) || write(ack, "r", 1) != 1)
 		_exit(1);
-	while (read(cmd, &mib, sizeof(mib)) == sizeof(mib)) {
-		if (bind_node(0))
-			_exit(2);
-		/* Up to 4: a per-CPU list may hold several. */
-		for (int i = 0; !mib && i < 4 && node_free_kb(0) > (12 << 10);
-		     i++)
-			fragment(2UL << 20, r->psize, true);
-		/* Stop short of reclaim: only demotion could free anything. */
-		for (size_t done = 0; done < (mib << 20) &&
-		     node0_huge_blocks() > 0 && node_free_kb(0) > (12 << 10);
-		     done += chunk)
-			fragment(chunk, r->psize, false);
+	while (read(cmd, &command, sizeof(command)) == sizeof(command)) {
+		long stalls = direct_reclaims();
+
+		for (int i = 0; i < 1 << 16 && direct_reclaims() == stalls;
+		     i++) {
+			char *m = map_anon(chunk);
+
+			if (m == MAP_FAILED)
+				_exit(2);
+			memset(m, 0x68, chunk);
+		}
 		if (write(ack, "d", 1) != 1)
-			_exit(5);
+			_exit(3);
 	}
 	_exit(0);
 }
 
-#define COMPACT_UNEVICTABLE	"/proc/sys/vm/compact_unevictable_allowed"
-#define DEMOTION		"/sys/kernel/mm/numa/demotion_enabled"
-#define NESTED_WATCHED		64	/* region pages the readers watch */
-#define NESTED_TRIES		8
-
-/* Move the watched pages, then the THP, in one migration batch. */
-static long move_with_thp(struct region *r, char *thp, int node)
+/* Move the watched pages, then the PROT_NONE tail, in one batch. */
+static long move_with_tail(struct region *r, char *tail, int node)
 {
 	size_t n = NESTED_WATCHED;
 	long moved = 0;
 
-	for (size_t p = 0; p < n; p++) {
-		r->pages[p] = r->mem + p * r->psize;
+	for (size_t p = 0; p < n + NESTED_TAIL; p++) {
+		r->pages[p] = p < n ? r->mem + p * r->psize :
+			      tail + (p - n) * r->psize;
 		r->nodes[p] = node;
 	}
-	r->pages[n] = thp;
-	r->nodes[n] = node;
-	if (syscall(SYS_move_pages, 0, n + 1, r->pages, r->nodes, r->status,
-		    MPOL_MF_MOVE) >= 0)
+	if (syscall(SYS_move_pages, 0, n + NESTED_TAIL, r->pages, r->nodes,
+		    r->status, MPOL_MF_MOVE) >= 0)
 		for (size_t p = 0; p < n; p++)
 			moved += r->status[p] == node;
 	return moved;
 }
 
-/* Whether the page at addr is part of a transparent huge page. */
-static bool is_thp(int pagemap, void *addr, size_t psize)
-{
-	uint64_t pfn = pfn_of(pagemap, addr, psize), flags = 0;
-	int fd = open("/proc/kpageflags", O_RDONLY);
-
-	if (fd >= 0 && pfn &&
-	    pread(fd, &flags, sizeof(flags), pfn * sizeof(flags)) !=
-	    sizeof(flags))
-		flags = 0;
-	if (fd >= 0)
-		close(fd);
-	return flags & (1ULL << 22);	/* KPF_THP */
-}
-
 /*
  * 15. A migration nested in another: each move_pages() to node 0 migrates
- * the watched pages of the region first, then a transparent huge page.
- * Node 0 is fragmented (see fragment_loop()), so allocating the THP's
- * destination enters direct compaction, which migrates: a migration
- * nested in the first one, while the watched pages' flush is still pending
- * in the task's read-only batch. The nested migration must not take that
- * batch over. The old pages are handed at once to another process on node
- * 1, which writes them. migrc_nested says whether the nested path ran.
+ * the watched pages of the region first, then a tail of PROT_NONE pages
+ * (they add nothing to any TLB batch). Node 0 is full (hog_loop()), so
+ * allocating the destinations enters direct reclaim, which demotes node 0
+ * memory to node 1: a migration nested in the first one, while the watched
+ * pages' flush waits in the task's read-only batch. The nested migration
+ * must not take that batch over: the outer one would free the old pages
+ * without their flush. They are handed at once to another process on node
+ * 1, which writes them. Everything this process has on node 0 moves to
+ * node 1 first: reclaim must not take it, as unmapping it would flush the
+ * readers' CPUs. migrc_nested says whether the nested path ran.
  */
-TEST_F_TIMEOUT(migrc, nested_compaction, 300)
+TEST_F_TIMEOUT(migrc, nested_reclaim, 300)
 {
 	struct region *r = &self->r;
-	long unevictable = read_long(COMPACT_UNEVICTABLE);
-	long demotion = read_long(DEMOTION);
-	long c[NCOUNTERS], migrated = 0, free0;
-	size_t huge = 2UL << 20;
-	int pagemap = open("/proc/self/pagemap", O_RDONLY);
-	char *area = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *thp = (char *)(((uintptr_t)area + huge - 1) & ~(huge - 1));
-	struct helper frag, f;
+	unsigned long from = 1UL << 0, to = 1UL << 1;
+	size_t tail_len = NESTED_TAIL * r->psize;
+	long demotion = read_long(DEMOTION), min_free = read_long(MIN_FREE);
+	long c[NCOUNTERS], migrated = 0;
+	char *tail = map_anon(tail_len);
+	struct helper hog, f;
 
-	ASSERT_GE(pagemap, 0);
-	ASSERT_NE(area, MAP_FAILED);
-	if (unevictable < 0)
-		SKIP(return, "no %s", COMPACT_UNEVICTABLE);
-	ASSERT_EQ(madvise(thp, huge, MADV_HUGEPAGE), 0);
+	ASSERT_NE(tail, MAP_FAILED);
+	if (demotion < 0)
+		SKIP(return, "no %s", DEMOTION);
 	ASSERT_EQ(bind_node(1), 0);
-	memset(thp, 2, huge);
-	ASSERT_EQ(syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0), 0);
-	if (!is_thp(pagemap, thp, r->psize))
-		SKIP(return, "no transparent huge page on node 1");
-	ASSERT_EQ(madvise(r->mem, r->npages * r->psize, MADV_DONTFORK), 0);
-	ASSERT_EQ(madvise(area, 2 * huge, MADV_DONTFORK), 0);
-	ASSERT_TRUE(start_helper(&frag, r, fragment_loop));
-	ASSERT_TRUE(start_helper(&f, r, filler_loop));
-	unshare_after_fork(self);
-	ASSERT_TRUE(write_long(COMPACT_UNEVICTABLE, 0));
-	/* Reclaim may demote rather than kill a helper bound to node 0. */
-	write_long(DEMOTION, 1);
-	migrated += move_with_thp(r, thp, 1);
+	memset(tail, 0x74, tail_len);
+	ASSERT_EQ(mprotect(tail, tail_len, PROT_NONE), 0);
+	ASSERT_GE(syscall(SYS_migrate_pages, 0, 8 * sizeof(from), &from, &to),
+		  0);
 	r->node = 1;
 	r->scan_lo = 0;
 	r->scan_hi = NESTED_WATCHED;
-	free0 = node_free_kb(0);
-	ASSERT_GT(free0, 32 << 10);
-	/* Up to twice what is free: reclaim demotes some on the way. */
-	helper_do(&frag, 2 * (free0 >> 10));
-	ksft_print_msg("node 0: %ld KiB free, %ld free blocks of 2 MiB or more\n",
-		       node_free_kb(0), node0_huge_blocks());
-	usleep(200000);
-	/* Until the nested path ran a few times, within a bound. */
-	for (int t = 0; t < 4 * NESTED_TRIES; t++) {
-		counters(c);
-		if (t >= NESTED_TRIES &&
-		    c[C_NESTED] - self->c0[C_NESTED] >= NESTED_TRIES / 2)
-			break;
-		helper_do(&frag, 0);
-		/* A failed allocation split the THP: a new one for each try. */
-		if (!is_thp(pagemap, thp, r->psize)) {
-			madvise(thp, huge, MADV_DONTNEED);
-			bind_node(1);
-			memset(thp, 2, huge);
-			syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0);
-			usleep(50000);
-		}
-		migrated += move_with_thp(r, thp, 0);
+	ASSERT_EQ(madvise(r->mem, r->npages * r->psize, MADV_DONTFORK), 0);
+	ASSERT_EQ(madvise(tail, tail_len, MADV_DONTFORK), 0);
+	ASSERT_TRUE(start_helper(&hog, r, hog_loop));
+	ASSERT_TRUE(start_helper(&f, r, filler_loop));
+	unshare_after_fork(self);
+	ASSERT_TRUE(write_long(DEMOTION, 1));
+	/*
+	 * kswapd refills a zone from below its low watermark up to its high
+	 * one; with a small min_free_kbytes they are a few dozen pages apart,
+	 * and one batch of 512 allocations gets below min, where the
+	 * allocating task reclaims by itself.
+	 */
+	ASSERT_TRUE(write_long(MIN_FREE, NESTED_MIN_FREE));
+	for (int t = 0; t < NESTED_TRIES; t++) {
+		helper_do(&hog, 1);
+		migrated += move_with_tail(r, tail, 0);
 		r->node = 0;
 		helper_do(&f, 1);
 		usleep(30000);
-		migrated += move_with_thp(r, thp, 1);
+		migrated += move_with_tail(r, tail, 1);
 		r->node = 1;
 	}
-	write_long(COMPACT_UNEVICTABLE, unevictable);
-	if (demotion >= 0)
-		write_long(DEMOTION, demotion);
+	write_long(MIN_FREE, min_free);
+	write_long(DEMOTION, demotion);
 	counters(c);
-	ksft_print_msg("nested migrations: %ld; direct compactions %ld, pages scanned %ld; THPs migrated %ld, split %ld\n",
+	ksft_print_msg("nested migrations: %ld; pages demoted by direct reclaim: %ld\n",
 		       c[C_NESTED] - self->c0[C_NESTED],
-		       c[C_STALL] - self->c0[C_STALL],
-		       c[C_COMPACTED] - self->c0[C_COMPACTED],
-		       c[C_THP_MOVED] - self->c0[C_THP_MOVED],
-		       c[C_THP_SPLIT] - self->c0[C_THP_SPLIT]);
+		       c[C_DEMOTED] - self->c0[C_DEMOTED]);
 	usleep(100000);
 	finish(_metadata, self, migrated, true);
 	EXPECT_TRUE(stop_helper(&f));
-	EXPECT_TRUE(stop_helper(&frag));
-	munmap(area, 2 * huge);
-	close(pagemap);
-	/*
-	 * Direct compaction is deferred after failures, so it may not have
-	 * run inside a migration at all: then this test tested nothing.
-	 */
-	if (have_migrc() && c[C_NESTED] == self->c0[C_NESTED])
-		SKIP(return, "no migration ran nested in another (compaction deferred)");
+	EXPECT_TRUE(stop_helper(&hog));
+	munmap(tail, tail_len);
+	/* Otherwise this test tested nothing. */
+	if (have_migrc())
+		EXPECT_GT(c[C_NESTED], self->c0[C_NESTED]);
 }
 
 /*
