@@ -138,6 +138,9 @@ class Tally:
 
 def judge(build, guest, plan, tally, require_kunit=True):
     """Turn one guest run into test results in tally."""
+    if guest.rebooted:
+        log("note: the first boot stalled before userspace and was "
+            "repeated (its console: console-*.log.stalled)")
     if guest.init_line < 0:
         tally.add("fail", "boot: the guest never reached /init")
         tail = guest.console[-40:]

@@ -134,6 +134,7 @@ class GuestRun:
     done: bool = False
     timed_out: bool = False
     stalled: bool = False   # silent before userspace: killed early
+    rebooted: bool = False  # this is the second boot, after a stall
     exit_code: int = 0
     seconds: float = 0.0
 
@@ -157,8 +158,10 @@ class GuestRun:
         return out
 
 
-# A boot that prints nothing this long before userspace starts is stuck
-# (seen once under TCG, right after the lockdep banner): boot again, once.
+# A boot that prints nothing this long (or a fifth of its timeout, for
+# slower emulation) before userspace starts is stuck (seen once under TCG,
+# right after the lockdep banner): boot again, once, unless it reported
+# something first. The judge says so.
 BOOT_SILENCE = 240
 
 
@@ -168,19 +171,24 @@ def boot(kernel, initrd, plan, timeout, logfile, extra_append="",
 
     echo(line) is called for each console line worth showing live.
     """
+    silence = max(BOOT_SILENCE, timeout // 5)
+    stalled = Path(f"{logfile}.stalled")
+    stalled.unlink(missing_ok=True)
     r = _boot_once(kernel, initrd, plan, timeout, logfile, extra_append,
-                   echo, arch, nodes)
-    if not r.stalled:
+                   echo, arch, nodes, silence)
+    if not r.stalled or r.reports:
         return r
-    log(f"the boot printed nothing for {BOOT_SILENCE}s before userspace "
-        f"started: booting again (console kept in {logfile}.stalled)")
-    Path(logfile).replace(f"{logfile}.stalled")
-    return _boot_once(kernel, initrd, plan, timeout, logfile, extra_append,
-                      echo, arch, nodes)
+    log(f"the boot printed nothing for {silence}s before userspace "
+        f"started: booting again (console kept in {stalled})")
+    Path(logfile).replace(stalled)
+    r = _boot_once(kernel, initrd, plan, timeout, logfile, extra_append,
+                   echo, arch, nodes, silence)
+    r.rebooted = True
+    return r
 
 
 def _boot_once(kernel, initrd, plan, timeout, logfile, extra_append, echo,
-               arch, nodes):
+               arch, nodes, silence):
     append = (f"console={CONSOLE[arch]},115200 panic=-1 loglevel=7 "
               f"harness.plan={','.join(plan)} {extra_append}").strip()
     args = qemu_args(kernel, initrd, append, arch, nodes)
@@ -205,7 +213,7 @@ def _boot_once(kernel, initrd, plan, timeout, logfile, extra_append, echo,
                 r.timed_out = True
                 p.kill()
                 break
-            if r.init_line < 0 and now - heard > BOOT_SILENCE:
+            if r.init_line < 0 and now - heard > silence:
                 r.stalled = r.timed_out = True
                 p.kill()
                 break

@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/mempolicy.h>
 #include <linux/userfaultfd.h>
@@ -363,6 +364,18 @@ static long read_long(const char *path)
 	return n > 0 ? atol(buf) : -1;
 }
 
+/* A boolean sysfs file ("true", "1", "Y"...): 1, 0, or -1 if unreadable. */
+static long read_flag(const char *path)
+{
+	char buf[8] = "";
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? !!strchr("1tTyY", buf[0]) : -1;
+}
+
 static bool write_long(const char *path, long v)
 {
 	char buf[32];
@@ -386,6 +399,9 @@ static char *map_anon(size_t len)
 }
 
 #define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
+#define DEMOTION	"/sys/kernel/mm/numa/demotion_enabled"
+#define MIN_FREE	"/proc/sys/vm/min_free_kbytes"
+#define MEMORY_TIERS	"/sys/devices/virtual/memory_tiering"
 
 FIXTURE(migrc)
 {
@@ -393,6 +409,7 @@ FIXTURE(migrc)
 	long c0[NCOUNTERS];
 	char broken[128];
 	char numa_balancing;	/* to restore; 0 when not changed */
+	long min_free, demotion; /* nested_reclaim's sysctls; -1: untouched */
 };
 
 FIXTURE_SETUP(migrc)
@@ -403,6 +420,7 @@ FIXTURE_SETUP(migrc)
 
 	/* First: teardown restores these. */
 	break_get(self->broken, sizeof(self->broken));
+	self->min_free = self->demotion = -1;
 	/* NUMA balancing's scans flush and migrate the region themselves. */
 	self->numa_balancing = 0;
 	fd = open(NUMA_BALANCING, O_RDWR);
@@ -486,6 +504,10 @@ FIXTURE_TEARDOWN(migrc)
 
 	stop_readers(&self->r, sum);
 	break_set(self->broken);
+	if (self->min_free >= 0)
+		write_long(MIN_FREE, self->min_free);
+	if (self->demotion >= 0)
+		write_long(DEMOTION, self->demotion);
 	fd = self->numa_balancing ? open(NUMA_BALANCING, O_WRONLY) : -1;
 	if (fd >= 0) {
 		if (write(fd, &self->numa_balancing, 1) != 1)
@@ -1487,9 +1509,8 @@ TEST_F_TIMEOUT(migrc, gigantic_reuse, 300)
 #define NESTED_WATCHED		64	/* region pages the readers watch */
 #define NESTED_TAIL		448	/* PROT_NONE pages: one batch of 512 */
 #define NESTED_TRIES		8
-#define DEMOTION		"/sys/kernel/mm/numa/demotion_enabled"
-#define MIN_FREE		"/proc/sys/vm/min_free_kbytes"
 #define NESTED_MIN_FREE		1024	/* KiB: kswapd refills little */
+#define HOG_MAX			(1UL << 30)
 
 /* Direct reclaims so far: the allocstall_* counters of /proc/vmstat. */
 static long direct_reclaims(void)
@@ -1516,7 +1537,7 @@ static long direct_reclaims(void)
  */
 static void hog_loop(struct region *r, pid_t parent, int cmd, int ack)
 {
-	size_t chunk = 64 * r->psize;
+	size_t chunk = 64 * r->psize, total = 0;
 	uint64_t command;
 
 	pin(0);
@@ -1525,8 +1546,9 @@ static void hog_loop(struct region *r, pid_t parent, int cmd, int ack)
 	while (read(cmd, &command, sizeof(command)) == sizeof(command)) {
 		long stalls = direct_reclaims();
 
-		for (int i = 0; i < 1 << 16 && direct_reclaims() == stalls;
-		     i++) {
+		/* At most twice node 0 (512 MiB): demotion fills node 1. */
+		for (; total < HOG_MAX && direct_reclaims() == stalls;
+		     total += chunk) {
 			char *m = map_anon(chunk);
 
 			if (m == MAP_FAILED)
@@ -1557,6 +1579,20 @@ static long move_with_tail(struct region *r, char *tail, int node)
 	return moved;
 }
 
+/* How many memory tiers there are: demotion needs two. */
+static int memory_tiers(void)
+{
+	DIR *d = opendir(MEMORY_TIERS);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "memory_tier", 11);
+	if (d)
+		closedir(d);
+	return n;
+}
+
 /*
  * 15. A migration nested in another: each move_pages() to node 0 migrates
  * the watched pages of the region first, then a tail of PROT_NONE pages
@@ -1575,20 +1611,17 @@ TEST_F_TIMEOUT(migrc, nested_reclaim, 300)
 	struct region *r = &self->r;
 	unsigned long from = 1UL << 0, to = 1UL << 1;
 	size_t tail_len = NESTED_TAIL * r->psize;
-	long demotion = read_long(DEMOTION), min_free = read_long(MIN_FREE);
 	long c[NCOUNTERS], migrated = 0;
 	char *tail = map_anon(tail_len);
 	struct helper hog, f;
 
 	ASSERT_NE(tail, MAP_FAILED);
-	if (demotion < 0)
-		SKIP(return, "no %s", DEMOTION);
+	/* One tier (arm64's VM has no HMAT): node 0 has nowhere to demote. */
+	if (read_flag(DEMOTION) < 0 || memory_tiers() < 2)
+		SKIP(return, "node 0 has no demotion target");
 	ASSERT_EQ(bind_node(1), 0);
 	memset(tail, 0x74, tail_len);
 	ASSERT_EQ(mprotect(tail, tail_len, PROT_NONE), 0);
-	ASSERT_GE(syscall(SYS_migrate_pages, 0, 8 * sizeof(from), &from, &to),
-		  0);
-	r->node = 1;
 	r->scan_lo = 0;
 	r->scan_hi = NESTED_WATCHED;
 	ASSERT_EQ(madvise(r->mem, r->npages * r->psize, MADV_DONTFORK), 0);
@@ -1596,6 +1629,14 @@ TEST_F_TIMEOUT(migrc, nested_reclaim, 300)
 	ASSERT_TRUE(start_helper(&hog, r, hog_loop));
 	ASSERT_TRUE(start_helper(&f, r, filler_loop));
 	unshare_after_fork(self);
+	/* After the fork: the readers' copies of their stacks move too. */
+	ASSERT_GE(syscall(SYS_migrate_pages, 0, 8 * sizeof(from), &from, &to),
+		  0);
+	r->node = 1;
+	/* Teardown puts both back, however the test ends. */
+	self->demotion = read_flag(DEMOTION);
+	self->min_free = read_long(MIN_FREE);
+	ASSERT_GE(self->min_free, 0);
 	ASSERT_TRUE(write_long(DEMOTION, 1));
 	/*
 	 * kswapd refills a zone from below its low watermark up to its high
@@ -1613,8 +1654,8 @@ TEST_F_TIMEOUT(migrc, nested_reclaim, 300)
 		migrated += move_with_tail(r, tail, 1);
 		r->node = 1;
 	}
-	write_long(MIN_FREE, min_free);
-	write_long(DEMOTION, demotion);
+	write_long(MIN_FREE, self->min_free);
+	write_long(DEMOTION, self->demotion);
 	counters(c);
 	ksft_print_msg("nested migrations: %ld; pages demoted by direct reclaim: %ld\n",
 		       c[C_NESTED] - self->c0[C_NESTED],
@@ -1625,6 +1666,7 @@ TEST_F_TIMEOUT(migrc, nested_reclaim, 300)
 	EXPECT_TRUE(stop_helper(&hog));
 	munmap(tail, tail_len);
 	/* Otherwise this test tested nothing. */
+	EXPECT_GE(migrated, NESTED_TRIES * NESTED_WATCHED);
 	if (have_migrc())
 		EXPECT_GT(c[C_NESTED], self->c0[C_NESTED]);
 }
