@@ -1510,7 +1510,7 @@ TEST_F_TIMEOUT(migrc, gigantic_reuse, 300)
 #define NESTED_TAIL		448	/* PROT_NONE pages: one batch of 512 */
 #define NESTED_TRIES		8
 #define NESTED_MIN_FREE		1024	/* KiB: kswapd refills little */
-#define HOG_MAX			(1UL << 30)
+#define HOG_MAX			(1UL << 30)	/* several times node 0 */
 
 /* Direct reclaims so far: the allocstall_* counters of /proc/vmstat. */
 static long direct_reclaims(void)
@@ -1546,7 +1546,7 @@ static void hog_loop(struct region *r, pid_t parent, int cmd, int ack)
 	while (read(cmd, &command, sizeof(command)) == sizeof(command)) {
 		long stalls = direct_reclaims();
 
-		/* At most twice node 0 (512 MiB): demotion fills node 1. */
+		/* A bound: demotion moves what it takes to node 1. */
 		for (; total < HOG_MAX && direct_reclaims() == stalls;
 		     total += chunk) {
 			char *m = map_anon(chunk);
