@@ -26,8 +26,9 @@
  * purpose; the tests that cover the rule must then fail.
  */
 #define _GNU_SOURCE
-#include <errno.h>
+#include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/mempolicy.h>
 #include <linux/userfaultfd.h>
@@ -352,7 +353,10 @@ static int bind_node(int node)
 	return syscall(SYS_set_mempolicy, MPOL_BIND, &mask, 8 * sizeof(mask));
 }
 
-/* A number from a sysfs or procfs file (-1 if unreadable). */
+/*
+ * A number from a sysfs or procfs file (-1 if unreadable); a boolean one
+ * ("true", "N"...) reads as 1 or 0.
+ */
 static long read_long(const char *path)
 {
 	char buf[32] = "";
@@ -361,19 +365,10 @@ static long read_long(const char *path)
 
 	if (fd >= 0)
 		close(fd);
-	return n > 0 ? atol(buf) : -1;
-}
-
-/* A boolean sysfs file ("true", "1", "Y"...): 1, 0, or -1 if unreadable. */
-static long read_flag(const char *path)
-{
-	char buf[8] = "";
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	return n > 0 ? !!strchr("1tTyY", buf[0]) : -1;
+	if (n <= 0)
+		return -1;
+	return isalpha((unsigned char)buf[0]) ? !!strchr("tTyY", buf[0]) :
+						atol(buf);
 }
 
 static bool write_long(const char *path, long v)
@@ -1617,7 +1612,7 @@ TEST_F_TIMEOUT(migrc, nested_reclaim, 300)
 
 	ASSERT_NE(tail, MAP_FAILED);
 	/* One tier (arm64's VM has no HMAT): node 0 has nowhere to demote. */
-	if (read_flag(DEMOTION) < 0 || memory_tiers() < 2)
+	if (read_long(DEMOTION) < 0 || memory_tiers() < 2)
 		SKIP(return, "node 0 has no demotion target");
 	ASSERT_EQ(bind_node(1), 0);
 	memset(tail, 0x74, tail_len);
@@ -1634,7 +1629,7 @@ TEST_F_TIMEOUT(migrc, nested_reclaim, 300)
 		  0);
 	r->node = 1;
 	/* Teardown puts both back, however the test ends. */
-	self->demotion = read_flag(DEMOTION);
+	self->demotion = read_long(DEMOTION);
 	self->min_free = read_long(MIN_FREE);
 	ASSERT_GE(self->min_free, 0);
 	ASSERT_TRUE(write_long(DEMOTION, 1));
