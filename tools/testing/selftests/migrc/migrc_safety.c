@@ -1421,7 +1421,7 @@ TEST_F_TIMEOUT(migrc, gigantic_reuse, 300)
 	long before = read_long(GIGANTIC_NODE1), migrated = 0;
 	int pagemap = open("/proc/self/pagemap", O_RDONLY);
 	size_t run = 0, best = 0, at = 0;
-	uint64_t lo, hi;
+	uint64_t lo, hi, range;
 	struct helper g;
 
 	if (before < 0)
@@ -1445,6 +1445,7 @@ TEST_F_TIMEOUT(migrc, gigantic_reuse, 300)
 	}
 	before = 0;
 	helper_do(&g, 2);
+	range = *gigantic_pfn;
 	lo = *gigantic_pfn + (4UL << 20) / r->psize;	/* past its first block */
 	hi = *gigantic_pfn + GIGANTIC / r->psize;
 	ASSERT_NE(*gigantic_pfn, 0);
@@ -1493,6 +1494,8 @@ TEST_F_TIMEOUT(migrc, gigantic_reuse, 300)
 		ASSERT_TRUE(write_long(GIGANTIC_NODE1, before + 1));
 	EXPECT_EQ(read_long(GIGANTIC_NODE1), before + 1);
 	helper_do(&g, 1);
+	/* Elsewhere, the test would have tested nothing. */
+	EXPECT_EQ(*gigantic_pfn, range);
 	usleep(200000);
 	finish(_metadata, self, migrated, true);
 	EXPECT_TRUE(stop_helper(&g));
@@ -1662,8 +1665,10 @@ TEST_F_TIMEOUT(migrc, nested_reclaim, 300)
 	munmap(tail, tail_len);
 	/* Otherwise this test tested nothing. */
 	EXPECT_GE(migrated, NESTED_TRIES * NESTED_WATCHED);
-	if (have_migrc())
+	if (have_migrc()) {
+		EXPECT_GT(c[C_DEMOTED], self->c0[C_DEMOTED]);
 		EXPECT_GT(c[C_NESTED], self->c0[C_NESTED]);
+	}
 }
 
 /*
@@ -1677,8 +1682,8 @@ TEST_F_TIMEOUT(migrc, nested_reclaim, 300)
 TEST_F_TIMEOUT(migrc, src_held, 300)
 {
 	struct region *r = &self->r;
+	long c[NCOUNTERS], migrated = 0;
 	char aid[160];
-	long migrated = 0;
 
 	snprintf(aid, sizeof(aid), "%s hold_src", self->broken);
 	break_set(aid);
@@ -1688,6 +1693,10 @@ TEST_F_TIMEOUT(migrc, src_held, 300)
 	}
 	break_set(self->broken);
 	EXPECT_EQ(migrated, 16L * (long)r->npages);
+	/* Where pages were deferred, the aid must have held some at the end. */
+	counters(c);
+	if (c[C_DEFERRED] > self->c0[C_DEFERRED])
+		EXPECT_GT(c[C_BUSY], self->c0[C_BUSY]);
 	finish(_metadata, self, migrated, true);
 }
 
