@@ -41,18 +41,13 @@ struct migrc_gens migrc_gens = {
 
 DEFINE_PER_CPU(atomic64_t, migrc_cpu_gen);
 
-static_assert(MIGRC_CPUS_PRUNED - MIGRC_PAGES_DEFERRED + 1 ==
-	      NR_MIGRC_STAT_ITEMS);
-static_assert(MIGRC_NESTED - MIGRC_FORCED_WRITE + 1 == NR_MIGRC_EVENTS);
-
 /**
  * migrc_count - count an event of the C glue in /proc/vmstat
  * @ev: the event
  */
 void migrc_count(enum migrc_event ev)
 {
-	if (ev < NR_MIGRC_EVENTS)
-		count_vm_event(MIGRC_FORCED_WRITE + ev);
+	migrc_stat_add(ev, 1);
 }
 
 /*
@@ -178,33 +173,33 @@ void __weak migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *b)
 
 /**
  * migrc_stat_add - count a MIGRC event in /proc/vmstat
- * @item: the event
+ * @ev: the event
  * @nr: how many
  *
- * Called by the Rust core; safe in any context.
+ * Safe in any context; the Rust core counts through it too.
  */
-void migrc_stat_add(enum migrc_stat_item item, u64 nr)
+void migrc_stat_add(enum migrc_event ev, u64 nr)
 {
-	if (item < NR_MIGRC_STAT_ITEMS)
-		count_vm_events(MIGRC_PAGES_DEFERRED + item, nr);
+	if (ev < NR_MIGRC_EVENTS)
+		count_vm_events(MIGRC_EVENT_FIRST + ev, nr);
 }
 
 /**
  * migrc_stat_read - the current total of a MIGRC event
- * @item: the event
+ * @ev: the event
  *
  * Return: the sum over all CPUs, as /proc/vmstat shows it.
  */
-u64 migrc_stat_read(enum migrc_stat_item item)
+u64 migrc_stat_read(enum migrc_event ev)
 {
 	u64 sum = 0;
 	int cpu;
 
-	if (item >= NR_MIGRC_STAT_ITEMS)
+	if (ev >= NR_MIGRC_EVENTS)
 		return 0;
 	for_each_possible_cpu(cpu)
-		sum += per_cpu(vm_event_states, cpu).event[MIGRC_PAGES_DEFERRED +
-							   item];
+		sum += per_cpu(vm_event_states, cpu).event[MIGRC_EVENT_FIRST +
+							   ev];
 	return sum;
 }
 

@@ -20,50 +20,13 @@
 
 #include <linux/types.h>
 #include <linux/atomic.h>
+#include <linux/migrc_events.h>
 #include <linux/mm_types.h>
 #include <linux/percpu.h>
 #include <linux/pgtable.h>
 
 struct cpumask;
 struct arch_tlbflush_unmap_batch;
-
-/*
- * Events the Rust core counts; reported in /proc/vmstat as migrc_* in this
- * order. Must match `Stat` in rust/kernel/mm/migrc/stats.rs (checked at
- * build time) and the MIGRC_* vm_event_items.
- */
-enum migrc_stat_item {
-	MIGRC_STAT_PAGES_DEFERRED,
-	MIGRC_STAT_REQUESTS_PUBLISHED,
-	MIGRC_STAT_REQUESTS_RETIRED,
-	MIGRC_STAT_DECLINED_DISABLED,
-	MIGRC_STAT_DECLINED_POOL_FULL,
-	MIGRC_STAT_DECLINED_PENDING_CAP,
-	MIGRC_STAT_FLUSHES_SENT,
-	MIGRC_STAT_FLUSHES_PRUNED,
-	MIGRC_STAT_CPUS_FLUSHED,
-	MIGRC_STAT_CPUS_PRUNED,
-	NR_MIGRC_STAT_ITEMS
-};
-
-/*
- * Events counted by the C glue (vm_event_item MIGRC_FORCED_WRITE onwards):
- * flushes forced before the data could change or a page left the
- * allocator another way, and deferrals refused before reaching the core.
- */
-enum migrc_event {
-	MIGRC_EV_FORCED_WRITE,		/* a PTE became writable */
-	MIGRC_EV_FORCED_SRC_BUSY,	/* a source page was still referenced */
-	MIGRC_EV_FORCED_RANGE,		/* offlining, page reporting */
-	MIGRC_EV_ALLOC_WAITS,		/* a page left with its flush pending */
-	MIGRC_EV_ATOMIC_SKIPS,		/* an atomic allocation skipped one */
-	MIGRC_EV_DECLINED_ARCH,		/* the arch cannot defer this batch */
-	MIGRC_EV_DECLINED_DEBUG,	/* freeing would touch the page */
-	MIGRC_EV_UNSAFE_ALLOC,		/* must stay 0: see migrc_page_flush() */
-	MIGRC_EV_DEBUG_STALE,		/* must stay 0: MIGRC_DEBUG found one */
-	MIGRC_EV_NESTED,		/* a migration ran inside another */
-	NR_MIGRC_EVENTS
-};
 
 /**
  * struct migrc_gens - global MIGRC generation state
@@ -208,8 +171,8 @@ bool migrc_enabled(void);
 bool migrc_set_enabled(bool on);
 
 /* Implemented in C for the Rust core: mm/migrc.c and the architecture. */
-void migrc_stat_add(enum migrc_stat_item item, u64 nr);
-u64 migrc_stat_read(enum migrc_stat_item item);
+void migrc_stat_add(enum migrc_event ev, u64 nr);
+u64 migrc_stat_read(enum migrc_event ev);
 void migrc_arch_flush(const struct cpumask *mask);
 atomic64_t *migrc_cpu_flushed_gen(unsigned int cpu);
 
@@ -400,6 +363,7 @@ static inline bool migrc_page_clean(const struct page *page) { return true; }
 static inline void migrc_page_leave(struct page *page, unsigned int order) { }
 static inline void migrc_flush_before_write(struct page *page) { }
 static inline void migrc_flush_pending(enum migrc_event cause) { }
+static inline void migrc_stat_add(enum migrc_event ev, u64 nr) { }
 
 #endif /* CONFIG_MIGRC */
 

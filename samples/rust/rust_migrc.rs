@@ -57,11 +57,7 @@ impl kernel::Module for RustMigrc {
         );
 
         for stat in migrc::Stat::ALL {
-            pr_info!(
-                "migrc_{} {}\n",
-                stat.name(),
-                migrc::KernelPlatform::stat(stat)
-            );
+            pr_info!("{:?} {}\n", stat, migrc::KernelPlatform::stat(stat));
         }
         Ok(RustMigrc)
     }

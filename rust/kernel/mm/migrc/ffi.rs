@@ -30,8 +30,6 @@ const _: () = assert!(
     core::mem::size_of::<GenCounter>() == core::mem::size_of::<bindings::migrc_gens>()
         && core::mem::align_of::<GenCounter>() <= core::mem::align_of::<bindings::migrc_gens>()
 );
-// The Rust events and the C enum have the same number of items.
-const _: () = assert!(Stat::COUNT == bindings::migrc_stat_item_NR_MIGRC_STAT_ITEMS as usize);
 
 /// The kernel: C-owned generations and per-CPU data, the arch flush, vmstat.
 ///
@@ -98,18 +96,20 @@ unsafe impl Platform for KernelPlatform {
     }
 }
 
-fn c_stat(stat: Stat) -> bindings::migrc_stat_item {
+/// The C event of `stat`: named, not numbered, so the one list of events
+/// stays in `include/linux/migrc_event_defs.h`.
+fn c_stat(stat: Stat) -> bindings::migrc_event {
     match stat {
-        Stat::PagesDeferred => bindings::migrc_stat_item_MIGRC_STAT_PAGES_DEFERRED,
-        Stat::RequestsPublished => bindings::migrc_stat_item_MIGRC_STAT_REQUESTS_PUBLISHED,
-        Stat::RequestsRetired => bindings::migrc_stat_item_MIGRC_STAT_REQUESTS_RETIRED,
-        Stat::DeclinedDisabled => bindings::migrc_stat_item_MIGRC_STAT_DECLINED_DISABLED,
-        Stat::DeclinedPoolFull => bindings::migrc_stat_item_MIGRC_STAT_DECLINED_POOL_FULL,
-        Stat::DeclinedPendingCap => bindings::migrc_stat_item_MIGRC_STAT_DECLINED_PENDING_CAP,
-        Stat::FlushesSent => bindings::migrc_stat_item_MIGRC_STAT_FLUSHES_SENT,
-        Stat::FlushesPruned => bindings::migrc_stat_item_MIGRC_STAT_FLUSHES_PRUNED,
-        Stat::CpusFlushed => bindings::migrc_stat_item_MIGRC_STAT_CPUS_FLUSHED,
-        Stat::CpusPruned => bindings::migrc_stat_item_MIGRC_STAT_CPUS_PRUNED,
+        Stat::PagesDeferred => bindings::migrc_event_MIGRC_EV_PAGES_DEFERRED,
+        Stat::RequestsPublished => bindings::migrc_event_MIGRC_EV_REQUESTS_PUBLISHED,
+        Stat::RequestsRetired => bindings::migrc_event_MIGRC_EV_REQUESTS_RETIRED,
+        Stat::DeclinedDisabled => bindings::migrc_event_MIGRC_EV_DECLINED_DISABLED,
+        Stat::DeclinedPoolFull => bindings::migrc_event_MIGRC_EV_DECLINED_POOL_FULL,
+        Stat::DeclinedPendingCap => bindings::migrc_event_MIGRC_EV_DECLINED_PENDING_CAP,
+        Stat::FlushesSent => bindings::migrc_event_MIGRC_EV_FLUSHES_SENT,
+        Stat::FlushesPruned => bindings::migrc_event_MIGRC_EV_FLUSHES_PRUNED,
+        Stat::CpusFlushed => bindings::migrc_event_MIGRC_EV_CPUS_FLUSHED,
+        Stat::CpusPruned => bindings::migrc_event_MIGRC_EV_CPUS_PRUNED,
     }
 }
 

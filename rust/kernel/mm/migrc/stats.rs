@@ -3,7 +3,9 @@
 //! Statistics: the events MIGRC counts, and where they go.
 //!
 //! The kernel sends them to vmstat event counters (`/proc/vmstat`
-//! `migrc_*`), through the boundary module. [`StatCounters`] is an in-memory
+//! `migrc_*`), through the boundary module, which maps each to its C event
+//! by name: the list of events and their `/proc/vmstat` names is
+//! `include/linux/migrc_event_defs.h`. [`StatCounters`] is an in-memory
 //! sink for tests and the sample.
 
 use crate::sync::atomic::{Atomic, Relaxed};
@@ -54,22 +56,6 @@ impl Stat {
     /// Position in [`Stat::ALL`].
     pub const fn index(self) -> usize {
         self as usize
-    }
-
-    /// The name used in `/proc/vmstat` (with a `migrc_` prefix).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Stat::PagesDeferred => "pages_deferred",
-            Stat::RequestsPublished => "requests_published",
-            Stat::RequestsRetired => "requests_retired",
-            Stat::DeclinedDisabled => "declined_disabled",
-            Stat::DeclinedPoolFull => "declined_pool_full",
-            Stat::DeclinedPendingCap => "declined_pending_cap",
-            Stat::FlushesSent => "flushes_sent",
-            Stat::FlushesPruned => "flushes_pruned",
-            Stat::CpusFlushed => "cpus_flushed",
-            Stat::CpusPruned => "cpus_pruned",
-        }
     }
 }
 

@@ -12,13 +12,14 @@
  *                              between nodes 0 and 1 with migrate_pages()
  *                              (the migratepages ping-pong); ops = words
  *                              read
- *   tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT
+ *   tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT [ro]
  *                              a region larger than node 0, written once,
  *                              then looked up at random by a thread per
  *                              CPU inside a window of WINDOW_MIB that
  *                              slides round the region every SWEEP
  *                              lookups; WPCT percent of the lookups
- *                              write. One sweep of warm-up, then
+ *                              write; "ro" makes the region read-only
+ *                              after the fill. One sweep of warm-up, then
  *                              $BENCH_MARK runs, then LOOKUPS are timed;
  *                              ops = lookups
  *   alloc MIB ROUNDS           mmap, touch every page, munmap; ops = pages
@@ -211,7 +212,7 @@ static void measure_mark(void)
 
 static int run_tiering(size_t mib, size_t window_mib,
 		       unsigned long long lookups, unsigned long long sweep,
-		       unsigned int wpct)
+		       unsigned int wpct, int read_only)
 {
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), n;
 	struct worker w[MAX_THREADS];
@@ -236,6 +237,11 @@ static int run_tiering(size_t mib, size_t window_mib,
 	/* Written once, like lookup tables built at start-up. */
 	for (size_t i = 0; i < len; i += psize)
 		memset(mem + i, (int)(i / psize), psize);
+	/* tiering-ro: read-mostly from here on, as a table once built. */
+	if (read_only && mprotect(mem, len, PROT_READ)) {
+		perror("mprotect");
+		return 2;
+	}
 	for (int i = 0; i < n; i++) {
 		w[i] = (struct worker){ .cpu = i, .mem = mem, .len = len,
 					.tiering = &t };
@@ -252,7 +258,8 @@ static int run_tiering(size_t mib, size_t window_mib,
 	secs = now() - t0;
 	snprintf(more, sizeof(more), "threads=%d window_mib=%zu sweeps=%.2f write_pct=%u",
 		 n, window_mib, (double)t.todo / t.per_sweep, wpct);
-	report(wpct ? "tiering-write" : "tiering", ops, secs, more);
+	report(read_only ? "tiering-ro" : wpct ? "tiering-write" : "tiering",
+	       ops, secs, more);
 	return 0;
 }
 
@@ -315,7 +322,8 @@ int main(int argc, char **argv)
 		return run_tiering(strtoul(argv[2], NULL, 0),
 			       strtoul(argv[3], NULL, 0),
 			       strtoull(argv[4], NULL, 0),
-			       strtoull(argv[5], NULL, 0), atoi(argv[6]));
+			       strtoull(argv[5], NULL, 0), atoi(argv[6]),
+			       argc >= 8 && !strcmp(argv[7], "ro"));
 	if (argc >= 4 && !strcmp(argv[1], "alloc"))
 		return alloc_path(strtoul(argv[2], NULL, 0), atoi(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "write"))
@@ -323,7 +331,7 @@ int main(int argc, char **argv)
 				  strtoull(argv[3], NULL, 0));
 	fprintf(stderr, "usage: %s SCENARIO ARGS...\n%s", argv[0],
 		"  migrate MIB ROUNDS\n"
-		"  tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT\n"
+		"  tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT [ro]\n"
 		"  alloc MIB ROUNDS\n"
 		"  write MIB COUNT\n");
 	return 2;

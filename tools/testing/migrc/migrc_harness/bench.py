@@ -16,10 +16,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import kbuild, runner, vm
+from . import attribution, kbuild, runner, vm
 from .common import BUILD, HarnessError, log
 
-SCENARIOS = ["migrate", "tiering", "tiering-write", "alloc-path",
+SCENARIOS = ["migrate", "tiering", "tiering-ro", "tiering-write", "alloc-path",
              "write-path"]
 KERNELS = ["vanilla", "migrc"]
 METRICS = ["tlb_shootdowns", "nr_tlb_remote_flush",
@@ -28,8 +28,10 @@ METRICS = ["tlb_shootdowns", "nr_tlb_remote_flush",
            "pgpromote", "migrc_deferred", "ops_per_s", "seconds",
            "free_kb_end", "shootdowns_per_1k_migrated"]
 OUT = BUILD / "bench"
+# MIGRC's events beyond migrc_deferred, kept per run (0 on vanilla).
+MIGRC_EVENTS = re.compile(r"migrc_(refused|forced|alloc_waits|declined|"
+                          r"flushes|cpus|nested)")
 LINE = re.compile(r"migrc-bench: (\S+) (.*)$")
-IPIS = re.compile(r"migrc-bench-ipis: (\S+) (\d+) (\S+)$")
 
 
 def _config_diff(builds):
@@ -42,14 +44,12 @@ def _config_diff(builds):
 
 
 def _parse(guest):
-    """{scenario: {metric: value}} of one boot, plus 'ipi_sources' with
-    TRACE=1: {call chain: shootdowns sent} over the whole scenario."""
-    runs, ipis = {}, {}
-    for line in guest.stage_output("bench"):
-        m = IPIS.search(line)
-        if m:
-            ipis.setdefault(m.group(1), {})[m.group(3)] = int(m.group(2))
-            continue
+    """{scenario: {metric: value}} of one boot; each scenario's shootdowns
+    by cause go to 'causes' ({(group, cause): {"rounds", "ipis"}}) and the
+    histogram entries lost to 'chains_dropped'."""
+    lines = guest.stage_output("bench")
+    runs = {}
+    for line in lines:
         m = LINE.search(line)
         if not m:
             continue
@@ -62,9 +62,10 @@ def _parse(guest):
         if vals.get("pgmigrate_success"):
             vals["shootdowns_per_1k_migrated"] = \
                 1000 * vals.get("tlb_shootdowns", 0) / vals["pgmigrate_success"]
-    for sc, chains in ipis.items():
+    for sc, chains in attribution.parse(lines).items():
         if sc in runs:
-            runs[sc]["ipi_sources"] = chains
+            runs[sc]["causes"] = attribution.by_cause(chains)
+            runs[sc]["chains_dropped"] = chains["dropped"]
     return runs
 
 
@@ -132,7 +133,7 @@ def _has_interp(p):
 
 
 def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
-          kernels=None, trace=False):
+          kernels=None):
     OUT.mkdir(parents=True, exist_ok=True)
     if workload:
         workload = _check_workload(workload)
@@ -154,8 +155,7 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
         files={"/migrc/user-args": args + "\n"} if workload else None)
     reps = reps or (1 if quick else 3)
     append = f"harness.bench={':'.join(scenarios)}" + \
-        (" harness.quick=1" if quick else "") + \
-        (" harness.trace=1" if trace else "")
+        (" harness.quick=1" if quick else "")
     results = {s: {k: [] for k in kernels} for s in scenarios}
     steps = [(r, k) for r in range(reps) for k in kernels]
     progress = _Progress(steps)
@@ -175,11 +175,15 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
             log(f"  {sc}: " + ", ".join(
                 f"{m}={vals[m]:g}" for m in ("tlb_shootdowns", "ops_per_s",
                                              "migrc_deferred") if m in vals))
+            if vals.get("chains_dropped"):
+                raise HarnessError(f"{sc} on {kernel}: the shootdown "
+                                   f"histograms dropped "
+                                   f"{vals['chains_dropped']:g} entries")
             results[sc][kernel].append(vals)
     doc = _summarize(results, reps)
     (OUT / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
     _table(doc)
-    _ipi_table(doc)
+    _cause_table(doc)
     _chart(doc)
     log(f"results: {OUT / 'results.json'}")
     return 0
@@ -201,13 +205,18 @@ def _summarize(results, reps):
                     agg["median"][m] = statistics.median(vals)
                     agg["min"][m] = min(vals)
                     agg["max"][m] = max(vals)
-            chains = {}
+            for m in sorted({k for r in runs for k in r
+                             if MIGRC_EVENTS.match(k)}):
+                agg["median"][m] = statistics.median(r.get(m, 0)
+                                                     for r in runs)
+            causes = attribution.summarize(
+                [r["causes"] for r in runs if "causes" in r])
             for r in runs:
-                for chain, n in r.get("ipi_sources", {}).items():
-                    chains[chain] = chains.get(chain, 0) + n
-            if chains:
-                agg["ipi_sources"] = dict(sorted(chains.items(),
-                                                 key=lambda kv: -kv[1]))
+                # JSON keys are strings: "group|cause".
+                r["causes"] = {"|".join(k): v
+                               for k, v in r.get("causes", {}).items()}
+            if causes:
+                agg["attribution"] = causes
             doc["scenarios"][sc][kernel] = agg
     return doc
 
@@ -241,17 +250,39 @@ def _spread(agg, m):
     return f"{100 * (agg['max'][m] - agg['min'][m]) / med:.0f}%"
 
 
-def _ipi_table(doc):
-    """With TRACE=1: where the shootdowns come from, summed over runs."""
+def _cause_table(doc):
+    """Per scenario: each kernel's shootdown rounds and IPIs by cause
+    (medians), the floor (what MIGRC's kernel sends that is not its own)
+    and MIGRC's distance to it."""
     for sc, per in doc["scenarios"].items():
-        for kernel, agg in per.items():
-            chains = agg.get("ipi_sources")
-            if not chains:
-                continue
-            print(f"shootdowns sent in {sc} on {kernel} (whole scenario, "
-                  f"{doc['repetitions']} runs), by call chain:")
-            for chain, n in list(chains.items())[:8]:
-                print(f"  {n:7d}  {chain}")
+        att = {k: a.get("attribution") for k, a in per.items()
+               if a.get("attribution")}
+        if not att:
+            continue
+        print(f"\n{sc}: shootdown rounds / IPIs by cause (medians)")
+        causes = sorted({c for a in att.values() for c in a["causes"]})
+        print(f"  {'cause':52} " + " ".join(f"{k:>17}" for k in att))
+        for c in causes:
+            vals = [a["causes"].get(c, {"rounds": 0, "ipis": 0})
+                    for a in att.values()]
+            print(f"  {c.split('|', 1)[1][:52]:52} " + " ".join(
+                f"{v['rounds']:8g}/{v['ipis']:<8g}" for v in vals))
+        mig = att.get("migrc")
+        if not mig:
+            continue
+        floor, total = mig["floor"], per["migrc"]["median"]
+        ipis = total.get("nr_tlb_remote_flush_received", 0)
+        above = 100 * (ipis - floor["ipis"]) / floor["ipis"] \
+            if floor["ipis"] else 0.0
+        print(f"  floor (MIGRC kernel, not MIGRC's own): "
+              f"{floor['rounds']:g} rounds / {floor['ipis']:g} IPIs; "
+              f"MIGRC's IPIs {ipis:g}, {above:+.1f}% of the floor")
+        refused = {k: v for k, v in total.items()
+                   if k.startswith("migrc_refused") and v}
+        if refused:
+            print("  refusals (median): " + ", ".join(
+                f"{k[len('migrc_refused_'):]}={v:g}"
+                for k, v in refused.items()))
 
 
 def _chart(doc):

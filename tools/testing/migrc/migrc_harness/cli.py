@@ -35,8 +35,6 @@ def main(argv=None):
     be.add_argument("--args", default="", help="its arguments")
     be.add_argument("--scenarios", help="comma-separated scenarios to run "
                     "(default: all)")
-    be.add_argument("--trace", action="store_true",
-                    help="also count the call sites that sent shootdowns")
     be.add_argument("--kernels", help="comma-separated kernels to boot "
                     "(default: vanilla,migrc)")
     sub.add_parser("lint", help="build the test kernel and run the static "
@@ -71,7 +69,7 @@ def main(argv=None):
             return bench.bench(quick=args.quick, reps=args.reps,
                                workload=args.workload, args=args.args,
                                scenarios=args.scenarios,
-                               kernels=args.kernels, trace=args.trace)
+                               kernels=args.kernels)
         elif args.cmd == "lint":
             return runner.lint_only()
         elif args.cmd == "patches":

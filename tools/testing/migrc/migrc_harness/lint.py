@@ -26,14 +26,16 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 from . import kbuild, tree
-from .common import BUILD, log, run
+from .common import BUILD, HARNESS, log, run
 
 
 def run_all(build, tally, arm64=False):
-    checks = (clippy, compile_fail) if arm64 else \
-        (rustfmt, clippy, compile_fail, w1, kerneldoc, rustdoc, htmldocs)
+    checks = (harness_tests, clippy, compile_fail) if arm64 else \
+        (harness_tests, rustfmt, clippy, compile_fail, w1, kerneldoc,
+         rustdoc, htmldocs)
     for check in checks:
         ok, summary, details = check(build)
         log(f"lint {check.__name__}: {'clean' if ok else 'FAILED'}: "
@@ -42,6 +44,17 @@ def run_all(build, tally, arm64=False):
             print(f"    {line}")
         tally.add("pass" if ok else "fail", f"lint {check.__name__}: "
                   f"{summary}")
+
+
+def harness_tests(build):
+    """The harness's own unit tests (tools/testing/migrc/tests)."""
+    p = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s",
+                        "tests"], cwd=HARNESS, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(HARNESS)})
+    lines = p.stderr.strip().splitlines()
+    ran = next((l for l in lines if l.startswith("Ran ")), "no tests ran")
+    details = [] if p.returncode == 0 else lines[-40:]
+    return p.returncode == 0, f"{ran}, {lines[-1] if lines else ''}", details
 
 
 def _logtext(name):

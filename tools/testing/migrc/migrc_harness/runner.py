@@ -10,6 +10,7 @@ A run fails when any of these happens, and says which:
 The last line is 'N passed, N failed' (and ', N skipped').
 """
 
+import re
 import sys
 from pathlib import Path
 
@@ -229,6 +230,17 @@ def test(probe=None, timeout=None, stages=None, flavor="test",
     return summarize(tally)
 
 
+def migrc_event_names(src):
+    """The /proc/vmstat names of MIGRC's events, in order, from the one
+    list in include/linux/migrc_event_defs.h; empty if the tree has none."""
+    header = Path(src) / "include/linux/migrc_event_defs.h"
+    if not header.exists():
+        return []
+    found = re.findall(r'^MIGRC_EVENT\(\w+, "(\w+)"\)', header.read_text(),
+                       re.M)
+    return ["migrc_" + text for text in found]
+
+
 def run_one(build, tally, probe, timeout, stages, lint_too=True):
     """Build one kernel, boot it with a plan, add the verdicts to tally."""
     variant = build.variant
@@ -238,7 +250,10 @@ def run_one(build, tally, probe, timeout, stages, lint_too=True):
     if lint_too and not probe and stages is None and variant == "migrc":
         lint.run_all(build, tally, arm64=build.arch == "arm64")
     progs = guest_programs(build)
-    initrd = vm.build_initramfs(progs, arch=build.arch)
+    # migrc-core checks /proc/vmstat against the tree's list of events.
+    events = "".join(f"{n}\n" for n in migrc_event_names(build.src))
+    initrd = vm.build_initramfs(progs, arch=build.arch,
+                                files={"/migrc/migrc-events": events})
     default = ARM64_PLAN if build.arch == "arm64" else DEFAULT_PLAN
     plan = list(default) if stages is None else list(stages)
     if variant != "migrc":

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by the bench stage (after lib.sh), and by the workload's mark.
+# Attribution, in every run: two histograms count, by kernel call chain,
+# the shootdown rounds (tlb:tlb_flush with reason TLB_REMOTE_SEND_IPI, one
+# per flush_tlb_multi(), as nr_tlb_remote_flush) and the IPIs (one
+# csd:csd_queue_cpu per CPU asked to run flush_tlb_func(), as
+# nr_tlb_remote_flush_received). The harness sorts the chains into causes.
+T=/sys/kernel/tracing
+mount -t tracefs none $T 2>/dev/null
+FLUSH_FN=$(awk '$3 == "flush_tlb_func" { print "0x" $1; exit }' /proc/kallsyms)
+[ -n "$FLUSH_FN" ] || fail "flush_tlb_func is not in /proc/kallsyms"
+ROUNDS=$T/events/tlb/tlb_flush
+IPIS=$T/events/csd/csd_queue_cpu
+[ -f $ROUNDS/hist ] && [ -f $IPIS/hist ] ||
+	fail "no hist triggers on tlb:tlb_flush and csd:csd_queue_cpu"
+HIST_ROUNDS="hist:keys=common_stacktrace:size=8192 if reason == 4"
+HIST_IPIS="hist:keys=common_stacktrace:size=8192 if func == $FLUSH_FN"
+# hist_reset: drop what the histograms counted and count again.
+hist_reset() {
+	echo "!$HIST_ROUNDS" > $ROUNDS/trigger 2>/dev/null
+	echo "!$HIST_IPIS" > $IPIS/trigger 2>/dev/null
+	echo "$HIST_ROUNDS" > $ROUNDS/trigger || fail "cannot set $HIST_ROUNDS"
+	echo "$HIST_IPIS" > $IPIS/trigger || fail "cannot set $HIST_IPIS"
+}
+# hist_report SCENARIO: one line per call chain and histogram,
+#   migrc-bench-chain: <scenario> <rounds|ipis> <count> <f1<f2<...>
+# frames innermost first, without offsets, and the 'Dropped:' count.
+hist_report() {
+	for h in "rounds $ROUNDS" "ipis $IPIS"; do
+		set -- $h
+		awk -v sc="$SCENARIO" -v kind="$1" '
+			/common_stacktrace:/ { chain = ""; next }
+			/^ +[A-Za-z_.$0-9]+\+0x/ { f = $1; sub(/\+0x.*/, "", f)
+				chain = chain (chain == "" ? "" : "<") f; next }
+			/hitcount:/ { print "migrc-bench-chain: " sc " " kind " " \
+				$NF " " (chain == "" ? "-" : chain); next }
+			/^ *Dropped:/ { print "migrc-bench-chain: " sc " " kind \
+				"-dropped " $2 " -" }' $2/hist
+	done
+}

@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the shootdown attribution (migrc_harness.attribution)."""
+
+import unittest
+
+from migrc_harness import attribution as at
+
+# Call chains as the bench stage prints them, innermost frame first.
+PROMOTION = ("smp_call_function_many_cond<on_each_cpu_cond_mask<"
+             "native_flush_tlb_multi<flush_tlb_multi<tlbbatch_flush_cpus<"
+             "arch_tlbbatch_flush<try_to_unmap_flush<migrate_pages_batch<"
+             "migrate_pages<migrate_misplaced_folio<do_numa_page<"
+             "handle_mm_fault<do_user_addr_fault<exc_page_fault")
+ALLOC_EXIT = ("smp_call_function_many_cond<on_each_cpu_cond_mask<"
+              "native_flush_tlb_multi<tlbbatch_flush_cpus<migrc_arch_flush<"
+              "_RNvNtNtNtCs1_6kernel2mm5migrc3ffi16migrc_flush_upto<"
+              "migrc_flush_upto<migrc_page_flush<get_page_from_freelist<"
+              "__alloc_frozen_pages_noprof")
+NUMA_SCAN = ("smp_call_function_many_cond<on_each_cpu_cond_mask<"
+             "native_flush_tlb_multi<flush_tlb_mm_range<"
+             "flush_tlb_batched_pending<change_pte_range<"
+             "change_protection<change_prot_numa<task_numa_work<"
+             "task_work_run")
+DEMOTE_PMD = ("smp_call_function_many_cond<on_each_cpu_cond_mask<"
+              "native_flush_tlb_multi<flush_tlb_mm_range<pmdp_invalidate<"
+              "set_pmd_migration_entry<try_to_migrate_one<rmap_walk_anon<"
+              "try_to_migrate<migrate_pages_batch<migrate_pages<"
+              "demote_folio_list<shrink_folio_list<kswapd")
+RO_DECLINED = ("smp_call_function_many_cond<on_each_cpu_cond_mask<"
+               "native_flush_tlb_multi<tlbbatch_flush_cpus<"
+               "arch_tlbbatch_flush<migrc_defer_ro_batch<"
+               "migrc_scope_publish<migrate_pages_batch<migrate_pages")
+POOL_FULL = ("native_flush_tlb_multi<tlbbatch_flush_cpus<migrc_arch_flush<"
+             "migrc_flush_all<migrc_defer_ro_batch<migrc_scope_publish<"
+             "migrate_pages_batch")
+WRITE = ("native_flush_tlb_multi<tlbbatch_flush_cpus<migrc_arch_flush<"
+         "migrc_flush_all<migrc_flush_pending<do_wp_page<handle_mm_fault")
+MUNMAP = ("smp_call_function_many_cond<on_each_cpu_cond_mask<"
+          "native_flush_tlb_multi<flush_tlb_mm_range<tlb_finish_mmu<"
+          "vms_clear_ptes<vms_complete_munmap_vmas<do_vmi_align_munmap<"
+          "do_vmi_munmap<__vm_munmap")
+
+
+def cls(chain):
+    return at.classify(chain.split("<"))
+
+
+class Classify(unittest.TestCase):
+    def test_promotion_batch(self):
+        self.assertEqual(cls(PROMOTION),
+                         ("migration", "migration batch: promotion"))
+
+    def test_allocator_exit_is_migrc(self):
+        self.assertEqual(cls(ALLOC_EXIT), ("migrc", "migrc: allocator exit"))
+
+    def test_numa_scan_batched_pending(self):
+        self.assertEqual(cls(NUMA_SCAN),
+                         ("other", "batched pending: NUMA scan"))
+
+    def test_pmd_migration_flushes_as_it_unmaps(self):
+        self.assertEqual(cls(DEMOTE_PMD),
+                         ("migration", "migration unbatched: demotion"))
+
+    def test_declined_read_only_batch(self):
+        self.assertEqual(cls(RO_DECLINED),
+                         ("migrc", "migrc: read-only batch flushed at once"))
+
+    def test_pool_full(self):
+        self.assertEqual(cls(POOL_FULL), ("migrc", "migrc: pool full"))
+
+    def test_forced_write(self):
+        self.assertEqual(cls(WRITE), ("migrc", "migrc: forced write"))
+
+    def test_munmap(self):
+        self.assertEqual(cls(MUNMAP), ("other", "munmap"))
+
+    def test_unknown_names_first_real_frame(self):
+        self.assertEqual(cls("native_flush_tlb_multi<flush_tlb_mm_range<"
+                             "frobnicate<do_syscall_64"),
+                         ("other", "other: frobnicate"))
+
+
+class ParseAndSum(unittest.TestCase):
+    LINES = [
+        "[  12.3] migrc-bench-chain: tiering rounds 7 " + PROMOTION,
+        "migrc-bench-chain: tiering ipis 20 " + PROMOTION,
+        "migrc-bench-chain: tiering rounds 3 " + NUMA_SCAN,
+        "migrc-bench-chain: tiering ipis 9 " + NUMA_SCAN,
+        "migrc-bench-chain: tiering rounds 2 " + ALLOC_EXIT,
+        "migrc-bench-chain: tiering ipis 2 " + ALLOC_EXIT,
+        "migrc-bench-chain: tiering rounds-dropped 1 -",
+        "migrc-bench-chain: tiering ipis-dropped 0 -",
+        "migrc-bench: tiering ops=1",
+    ]
+
+    def test_parse(self):
+        got = at.parse(self.LINES)["tiering"]
+        self.assertEqual(got["rounds"][PROMOTION], 7)
+        self.assertEqual(got["ipis"][NUMA_SCAN], 9)
+        self.assertEqual(got["dropped"], 1)
+
+    def test_floor_leaves_out_migrc(self):
+        runs = [at.by_cause(at.parse(self.LINES)["tiering"])]
+        s = at.summarize(runs)
+        self.assertEqual(s["floor"], {"rounds": 10, "ipis": 29})
+        self.assertEqual(s["groups"]["migrc"], {"rounds": 2, "ipis": 2})
+        self.assertEqual(
+            s["causes"]["migration|migration batch: promotion"]["ipis"], 20)
+
+    def test_median_counts_absent_cause_as_zero(self):
+        a = {("other", "munmap"): {"rounds": 4, "ipis": 4}}
+        b = {}
+        c = {("other", "munmap"): {"rounds": 6, "ipis": 6}}
+        s = at.summarize([a, b, c])
+        self.assertEqual(s["causes"]["other|munmap"]["rounds"], 4)
+
+    def test_no_runs(self):
+        self.assertEqual(at.summarize([]), {})
+
+
+if __name__ == "__main__":
+    unittest.main()
