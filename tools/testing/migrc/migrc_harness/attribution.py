@@ -37,19 +37,26 @@ PLUMBING = frozenset({
 
 GROUPS = ("migrc", "migration", "other")
 
-# Where a migration came from: the first of these frames found.
+# Where a migration came from: the innermost of these frames. Static
+# functions may be inlined (demote_folio_list(), do_numa_page()), so their
+# callers stand in for them.
 MIGRATION_PATHS = (
     ("migrate_misplaced_folio", "promotion"),
     ("do_numa_page", "promotion"),
+    ("do_huge_pmd_numa_page", "promotion"),
     ("demote_folio_list", "demotion"),
+    ("shrink_folio_list", "demotion"),
     ("do_migrate_pages", "migrate_pages(2)"),
     ("kernel_migrate_pages", "migrate_pages(2)"),
+    ("__x64_sys_migrate_pages", "migrate_pages(2)"),
     ("do_pages_move", "move_pages(2)"),
     ("kernel_move_pages", "move_pages(2)"),
+    ("__x64_sys_move_pages", "move_pages(2)"),
     ("compact_zone", "compaction"),
 )
 
-# Who called flush_tlb_batched_pending(), or sent a flush of its own.
+# Who called flush_tlb_batched_pending(), or sent a flush of its own: the
+# first key of this list (most telling first) found in the chain.
 CALLERS = (
     ("task_numa_work", "NUMA scan"),
     ("change_prot_numa", "NUMA scan"),
@@ -63,11 +70,33 @@ CALLERS = (
     ("__vm_munmap", "munmap"),
     ("do_wp_page", "write fault"),
     ("wp_page_copy", "write fault"),
-    ("shrink_folio_list", "reclaim"),
     ("dup_mmap", "fork"),
     ("change_protection", "mprotect"),
     ("zap_pte_range", "zap"),
+    ("shrink_folio_list", "reclaim"),
 )
+
+# The caller of one of MIGRC's flushes names its cause (the MIGRC frames
+# themselves are often gone: the compiler turns their last calls into
+# jumps). Prefixes.
+MIGRC_CALLERS = (
+    (("get_page_from_freelist", "__alloc", "alloc_pages", "post_alloc_hook",
+      "prep_new_page", "rmqueue"), "allocator exit"),
+    (("do_wp_page", "wp_page_reuse", "do_swap_page", "follow_page",
+      "__get_user_pages", "handle_mm_fault", "__handle_mm_fault"),
+     "forced write"),
+    (("page_reporting", "alloc_contig", "offline_pages", "__offline",
+      "start_isolate"), "forced range"),
+    (("process_one_work", "worker_thread"), "kicked"),
+    (("migrate_pages_batch", "migrate_folio", "migrate_pages"),
+     "source still used"),
+)
+
+# A read-only batch flushed at once (declined, or left at an early exit):
+# arch_tlbbatch_flush() called from these, not from try_to_unmap_flush().
+RO_BATCH_FLUSHERS = frozenset({
+    "migrc_flush_ro_batch", "migrc_defer_ro_batch", "migrc_scope_publish",
+    "migrc_scope_end", "migrate_pages_batch"})
 
 
 def _first(chain: list[str], table) -> str | None:
@@ -80,29 +109,41 @@ def _first(chain: list[str], table) -> str | None:
     return None
 
 
-def _migrc_cause(chain: list[str]) -> str | None:
-    """MIGRC's own flushes, by the C function that asked for them."""
-    names = set(chain)
-    if "migrc_page_flush" in names:
-        return "allocator exit"
-    if "migrc_src_still_used" in names:
-        return "source still used"
-    if "migrc_flush_pending" in names:
-        ranged = any(f.startswith(("page_reporting", "offline_pages",
-                                   "__offline_isolated_pages",
-                                   "alloc_contig", "migrc_range"))
-                     for f in chain)
-        return "forced range" if ranged else "forced write"
-    if "migrc_defer_ro_batch" in names and "migrc_flush_all" in names:
-        return "pool full"
-    if names & {"migrc_defer_ro_batch", "migrc_flush_ro_batch",
-                "migrc_scope_publish", "migrc_scope_end"}:
-        return "read-only batch flushed at once"
-    if any(f.startswith("migrc_kick") for f in chain):
-        return "kicked"
-    if any(f.startswith("migrc_") for f in chain):
-        return "other"
+def _innermost(chain: list[str], table) -> str | None:
+    """The label of the innermost frame of chain that is a key of table."""
+    keys = dict(table)
+    for frame in chain:
+        if frame in keys:
+            return keys[frame]
     return None
+
+
+def _after(chain: list[str], frame: str) -> str:
+    i = chain.index(frame)
+    return chain[i + 1] if i + 1 < len(chain) else ""
+
+
+def _migrc_cause(chain: list[str]) -> str | None:
+    """The cause of one of MIGRC's flushes, or None if the chain is not."""
+    if "arch_tlbbatch_flush" in chain and \
+            _after(chain, "arch_tlbbatch_flush") in RO_BATCH_FLUSHERS:
+        return "read-only batch flushed at once"
+    # migrc_arch_flush() jumps to tlbbatch_flush_cpus(); the Rust core's
+    # mangled names hold "5migrc".
+    own = any("migrc" in f for f in chain) or (
+        "tlbbatch_flush_cpus" in chain and
+        _after(chain, "tlbbatch_flush_cpus") != "arch_tlbbatch_flush")
+    if not own:
+        return None
+    if "migrc_scope_publish" in chain:
+        return "pool full"
+    callers = [f for f in chain if f not in PLUMBING and "migrc" not in f
+               and not f.startswith("_R")]
+    caller = callers[0] if callers else ""
+    for prefixes, cause in MIGRC_CALLERS:
+        if caller.startswith(prefixes):
+            return cause
+    return f"other ({caller or '?'})"
 
 
 def classify(chain: list[str]) -> tuple[str, str]:
@@ -112,26 +153,24 @@ def classify(chain: list[str]) -> tuple[str, str]:
         return "migrc", f"migrc: {cause}"
     names = set(chain)
     if names & {"migrate_pages_batch", "try_to_migrate_one",
-                "migrate_folio_unmap", "unmap_and_move_huge_page"}:
+                "migrate_folio_unmap", "unmap_and_move_huge_page",
+                "migrate_pages"}:
         how = "batch" if "try_to_unmap_flush" in names else "unbatched"
-        path = _first(chain, MIGRATION_PATHS) or "other"
+        path = _innermost(chain, MIGRATION_PATHS) or "other"
         return "migration", f"migration {how}: {path}"
     if "flush_tlb_batched_pending" in names:
-        caller = _first(chain, CALLERS) or _caller_of(
-            chain, "flush_tlb_batched_pending")
+        caller = _first(chain, CALLERS) or _after(
+            chain, "flush_tlb_batched_pending") or "?"
         return "other", f"batched pending: {caller}"
     if "try_to_unmap_flush" in names or "try_to_unmap_flush_dirty" in names:
-        return "other", "reclaim unmap batch"
+        flusher = "try_to_unmap_flush" if "try_to_unmap_flush" in names \
+            else "try_to_unmap_flush_dirty"
+        return "other", f"unmap batch: {_after(chain, flusher) or '?'}"
     caller = _first(chain, CALLERS)
     if caller:
         return "other", caller
     rest = [f for f in chain if f not in PLUMBING]
     return "other", f"other: {rest[0] if rest else '?'}"
-
-
-def _caller_of(chain: list[str], frame: str) -> str:
-    i = chain.index(frame)
-    return chain[i + 1] if i + 1 < len(chain) else "?"
 
 
 CHAIN = re.compile(r"migrc-bench-chain: (\S+) (rounds|ipis)(-dropped)? "

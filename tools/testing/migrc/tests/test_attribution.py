@@ -80,6 +80,55 @@ class Classify(unittest.TestCase):
                          ("other", "other: frobnicate"))
 
 
+# The same causes with the frames a Clang build leaves: MIGRC's C functions
+# end in jumps (no frame), static helpers are inlined.
+RUST = "_RNvMs_NtNtNtCs1_6kernel2mm5migrc6engineINtB4_6EngineE10flush_upto"
+TAIL_WRITE = ("smp_call_function_many_cond<on_each_cpu_cond_mask<"
+              "native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
+              "<do_wp_page<__handle_mm_fault<handle_mm_fault")
+TAIL_ALLOC = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
+              "<get_page_from_freelist<__alloc_frozen_pages_noprof")
+TAIL_POOL = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
+             "<migrc_scope_publish<migrate_pages_batch<migrate_pages")
+TAIL_BUSY = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
+             "<migrate_pages_batch<migrate_pages<migrate_misplaced_folio")
+INLINE_RO = ("native_flush_tlb_multi<tlbbatch_flush_cpus<arch_tlbbatch_flush<"
+             "migrate_pages_batch<migrate_pages<do_migrate_pages")
+INLINE_DEMOTE = ("native_flush_tlb_multi<tlbbatch_flush_cpus<"
+                 "arch_tlbbatch_flush<try_to_unmap_flush<migrate_pages_batch<"
+                 "migrate_pages<shrink_folio_list<balance_pgdat<kswapd")
+KSWAPD_UNMAP = ("native_flush_tlb_multi<tlbbatch_flush_cpus<"
+                "arch_tlbbatch_flush<try_to_unmap_flush<shrink_folio_list<"
+                "balance_pgdat<kswapd")
+
+
+class TailCallsAndInlining(unittest.TestCase):
+    def test_forced_write_without_migrc_frames(self):
+        self.assertEqual(cls(TAIL_WRITE), ("migrc", "migrc: forced write"))
+
+    def test_allocator_exit_without_migrc_page_flush(self):
+        self.assertEqual(cls(TAIL_ALLOC),
+                         ("migrc", "migrc: allocator exit"))
+
+    def test_pool_full_from_publish(self):
+        self.assertEqual(cls(TAIL_POOL), ("migrc", "migrc: pool full"))
+
+    def test_source_still_used(self):
+        self.assertEqual(cls(TAIL_BUSY), ("migrc", "migrc: source still used"))
+
+    def test_read_only_batch_flushed_at_once(self):
+        self.assertEqual(cls(INLINE_RO),
+                         ("migrc", "migrc: read-only batch flushed at once"))
+
+    def test_demotion_with_demote_folio_list_inlined(self):
+        self.assertEqual(cls(INLINE_DEMOTE),
+                         ("migration", "migration batch: demotion"))
+
+    def test_reclaim_unmap_is_not_migration(self):
+        self.assertEqual(cls(KSWAPD_UNMAP),
+                         ("other", "unmap batch: shrink_folio_list"))
+
+
 class ParseAndSum(unittest.TestCase):
     LINES = [
         "[  12.3] migrc-bench-chain: tiering rounds 7 " + PROMOTION,
