@@ -81,8 +81,28 @@ class Classify(unittest.TestCase):
 
 
 # The same causes with the frames a Clang build leaves: MIGRC's C functions
-# end in jumps (no frame), static helpers are inlined.
-RUST = "_RNvMs_NtNtNtCs1_6kernel2mm5migrc6engineINtB4_6EngineE10flush_upto"
+# end in jumps (no frame), static helpers are inlined. RUST and the REAL_*
+# chains are copied from a 'make bench QUICK=1' console.
+RUST = ("_RNvMNtNtNtCsl7L7n58I0Vr_6kernel2mm5migrc6engineINtB2_6EngineNtNtB4_"
+        "3ffi14KernelPlatformE10flush_uptoB8_")
+REAL_POOL = ("smp_call_function_many_cond<tlbbatch_flush_cpus<" + RUST +
+             "<migrc_scope_publish<migrate_pages_batch<migrate_pages<"
+             "shrink_folio_list<shrink_node<kswapd<kthread<ret_from_fork<"
+             "ret_from_fork_asm")
+REAL_WRITE = ("tlbbatch_flush_cpus<" + RUST + "<wp_page_reuse<do_wp_page<"
+              "handle_mm_fault<do_user_addr_fault<exc_page_fault<"
+              "asm_exc_page_fault")
+REAL_DEMOTE = ("arch_tlbbatch_flush<try_to_unmap_flush<migrate_pages_batch<"
+               "migrate_pages<shrink_folio_list<shrink_node<kswapd<kthread<"
+               "ret_from_fork<ret_from_fork_asm")
+REAL_PROMOTE = ("smp_call_function_many_cond<arch_tlbbatch_flush<"
+                "try_to_unmap_flush<migrate_pages_batch<migrate_pages<"
+                "migrate_misplaced_folio<handle_mm_fault<do_user_addr_fault<"
+                "exc_page_fault<asm_exc_page_fault")
+REAL_SCAN = ("flush_tlb_mm_range<flush_tlb_batched_pending<change_protection<"
+             "change_prot_numa<task_numa_work<task_work_run<"
+             "resume_user_mode_work<irqentry_exit<"
+             "asm_sysvec_apic_timer_interrupt")
 TAIL_WRITE = ("smp_call_function_many_cond<on_each_cpu_cond_mask<"
               "native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
               "<do_wp_page<__handle_mm_fault<handle_mm_fault")
@@ -100,6 +120,20 @@ INLINE_DEMOTE = ("native_flush_tlb_multi<tlbbatch_flush_cpus<"
 KSWAPD_UNMAP = ("native_flush_tlb_multi<tlbbatch_flush_cpus<"
                 "arch_tlbbatch_flush<try_to_unmap_flush<shrink_folio_list<"
                 "balance_pgdat<kswapd")
+
+
+class RealChains(unittest.TestCase):
+    def test_each(self):
+        for chain, want in ((REAL_POOL, ("migrc", "migrc: pool full")),
+                            (REAL_WRITE, ("migrc", "migrc: forced write")),
+                            (REAL_DEMOTE, ("migration",
+                                           "migration batch: demotion")),
+                            (REAL_PROMOTE, ("migration",
+                                            "migration batch: promotion")),
+                            (REAL_SCAN, ("other",
+                                         "batched pending: NUMA scan"))):
+            with self.subTest(chain=chain[:60]):
+                self.assertEqual(cls(chain), want)
 
 
 class TailCallsAndInlining(unittest.TestCase):
@@ -147,6 +181,16 @@ class ParseAndSum(unittest.TestCase):
         self.assertEqual(got["rounds"][PROMOTION], 7)
         self.assertEqual(got["ipis"][NUMA_SCAN], 9)
         self.assertEqual(got["dropped"], 1)
+
+    def test_parse_adds_up_a_chain_seen_twice(self):
+        got = at.parse(["migrc-bench-chain: migrate rounds 2 a<b",
+                        "migrc-bench-chain: migrate rounds 3 a<b"])
+        self.assertEqual(got["migrate"]["rounds"], {"a<b": 5})
+
+    def test_parse_ignores_other_lines(self):
+        self.assertEqual(at.parse(["migrc-bench: migrate ops=1",
+                                   "migrc-bench-chain: x rounds many a<b"]),
+                         {})
 
     def test_floor_leaves_out_migrc(self):
         runs = [at.by_cause(at.parse(self.LINES)["tiering"])]
