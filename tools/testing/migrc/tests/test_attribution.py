@@ -45,41 +45,6 @@ def cls(chain):
     return at.classify(chain.split("<"))
 
 
-class Classify(unittest.TestCase):
-    def test_promotion_batch(self):
-        self.assertEqual(cls(PROMOTION),
-                         ("migration", "migration batch: promotion"))
-
-    def test_allocator_exit_is_migrc(self):
-        self.assertEqual(cls(ALLOC_EXIT), ("migrc", "migrc: allocator exit"))
-
-    def test_numa_scan_batched_pending(self):
-        self.assertEqual(cls(NUMA_SCAN),
-                         ("other", "batched pending: NUMA scan"))
-
-    def test_pmd_migration_flushes_as_it_unmaps(self):
-        self.assertEqual(cls(DEMOTE_PMD),
-                         ("migration", "migration unbatched: demotion"))
-
-    def test_declined_read_only_batch(self):
-        self.assertEqual(cls(RO_DECLINED),
-                         ("migrc", "migrc: read-only batch flushed at once"))
-
-    def test_pool_full(self):
-        self.assertEqual(cls(POOL_FULL), ("migrc", "migrc: pool full"))
-
-    def test_forced_write(self):
-        self.assertEqual(cls(WRITE), ("migrc", "migrc: forced write"))
-
-    def test_munmap(self):
-        self.assertEqual(cls(MUNMAP), ("other", "munmap"))
-
-    def test_unknown_names_first_real_frame(self):
-        self.assertEqual(cls("native_flush_tlb_multi<flush_tlb_mm_range<"
-                             "frobnicate<do_syscall_64"),
-                         ("other", "other: frobnicate"))
-
-
 # The same causes with the frames a Clang build leaves: MIGRC's C functions
 # end in jumps (no frame), static helpers are inlined. RUST and the REAL_*
 # chains are copied from a 'make bench QUICK=1' console.
@@ -122,45 +87,38 @@ KSWAPD_UNMAP = ("native_flush_tlb_multi<tlbbatch_flush_cpus<"
                 "balance_pgdat<kswapd")
 
 
-class RealChains(unittest.TestCase):
-    def test_each(self):
-        for chain, want in ((REAL_POOL, ("migrc", "migrc: pool full")),
-                            (REAL_WRITE, ("migrc", "migrc: forced write")),
-                            (REAL_DEMOTE, ("migration",
-                                           "migration batch: demotion")),
-                            (REAL_PROMOTE, ("migration",
-                                            "migration batch: promotion")),
-                            (REAL_SCAN, ("other",
-                                         "batched pending: NUMA scan"))):
-            with self.subTest(chain=chain[:60]):
+# Each chain and the (group, cause) it must get.
+EXPECTED = (
+    (PROMOTION, ("migration", "migration batch: promotion")),
+    (ALLOC_EXIT, ("migrc", "migrc: allocator exit")),
+    (NUMA_SCAN, ("other", "batched pending: NUMA scan")),
+    (DEMOTE_PMD, ("migration", "migration unbatched: demotion")),
+    (RO_DECLINED, ("migrc", "migrc: read-only batch flushed at once")),
+    (POOL_FULL, ("migrc", "migrc: pool full")),
+    (WRITE, ("migrc", "migrc: forced write")),
+    (MUNMAP, ("other", "munmap")),
+    ("native_flush_tlb_multi<flush_tlb_mm_range<frobnicate<do_syscall_64",
+     ("other", "other: frobnicate")),
+    (REAL_POOL, ("migrc", "migrc: pool full")),
+    (REAL_WRITE, ("migrc", "migrc: forced write")),
+    (REAL_DEMOTE, ("migration", "migration batch: demotion")),
+    (REAL_PROMOTE, ("migration", "migration batch: promotion")),
+    (REAL_SCAN, ("other", "batched pending: NUMA scan")),
+    (TAIL_WRITE, ("migrc", "migrc: forced write")),
+    (TAIL_ALLOC, ("migrc", "migrc: allocator exit")),
+    (TAIL_POOL, ("migrc", "migrc: pool full")),
+    (TAIL_BUSY, ("migrc", "migrc: source still used")),
+    (INLINE_RO, ("migrc", "migrc: read-only batch flushed at once")),
+    (INLINE_DEMOTE, ("migration", "migration batch: demotion")),
+    (KSWAPD_UNMAP, ("other", "unmap batch: shrink_folio_list")),
+)
+
+
+class Classify(unittest.TestCase):
+    def test_each_chain(self):
+        for chain, want in EXPECTED:
+            with self.subTest(chain=chain):
                 self.assertEqual(cls(chain), want)
-
-
-class TailCallsAndInlining(unittest.TestCase):
-    def test_forced_write_without_migrc_frames(self):
-        self.assertEqual(cls(TAIL_WRITE), ("migrc", "migrc: forced write"))
-
-    def test_allocator_exit_without_migrc_page_flush(self):
-        self.assertEqual(cls(TAIL_ALLOC),
-                         ("migrc", "migrc: allocator exit"))
-
-    def test_pool_full_from_publish(self):
-        self.assertEqual(cls(TAIL_POOL), ("migrc", "migrc: pool full"))
-
-    def test_source_still_used(self):
-        self.assertEqual(cls(TAIL_BUSY), ("migrc", "migrc: source still used"))
-
-    def test_read_only_batch_flushed_at_once(self):
-        self.assertEqual(cls(INLINE_RO),
-                         ("migrc", "migrc: read-only batch flushed at once"))
-
-    def test_demotion_with_demote_folio_list_inlined(self):
-        self.assertEqual(cls(INLINE_DEMOTE),
-                         ("migration", "migration batch: demotion"))
-
-    def test_reclaim_unmap_is_not_migration(self):
-        self.assertEqual(cls(KSWAPD_UNMAP),
-                         ("other", "unmap batch: shrink_folio_list"))
 
 
 class ParseAndSum(unittest.TestCase):
