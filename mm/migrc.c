@@ -41,15 +41,6 @@ struct migrc_gens migrc_gens = {
 
 DEFINE_PER_CPU(atomic64_t, migrc_cpu_gen);
 
-/**
- * migrc_count - count an event of the C glue in /proc/vmstat
- * @ev: the event
- */
-void migrc_count(enum migrc_event ev)
-{
-	migrc_stat_add(ev, 1);
-}
-
 /*
  * Whether this context may perform a deferred flush: it sends IPIs and
  * waits for them, which needs task context with interrupts enabled.

@@ -182,7 +182,6 @@ u64 migrc_scope_publish(struct migrc_scope *scope, unsigned long nr_pages);
 void migrc_scope_end(struct migrc_scope *scope);
 
 /* C glue: mm/migrc.c, mm/rmap.c and the architecture. */
-void migrc_count(enum migrc_event ev);
 void migrc_page_flush(struct page *page, unsigned long gen);
 void migrc_flush_pending(enum migrc_event cause);
 void migrc_src_still_used(u64 gen);
@@ -366,5 +365,11 @@ static inline void migrc_flush_pending(enum migrc_event cause) { }
 static inline void migrc_stat_add(enum migrc_event ev, u64 nr) { }
 
 #endif /* CONFIG_MIGRC */
+
+/* Count one MIGRC event of the C glue in /proc/vmstat. */
+static inline void migrc_count(enum migrc_event ev)
+{
+	migrc_stat_add(ev, 1);
+}
 
 #endif /* _LINUX_MIGRC_H */
