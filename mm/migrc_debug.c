@@ -184,7 +184,13 @@ void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
 	/* A mark that is not clean yet is kept: add this one to it. */
 	if (migrc_mark_stale_cpu(READ_ONCE(m->stamp), READ_ONCE(m->cpus)) < 0)
 		WRITE_ONCE(m->cpus, 0);
-	WRITE_ONCE(m->cpus, READ_ONCE(m->cpus) | cpumask_bits(cpus)[0]);
+	/*
+	 * Only the CPUs of @mm can cache this PTE (a CPU outside mm_cpumask
+	 * catches up with the mm's tlb_gen when it switches to it), so a
+	 * flush of @mm alone (migrc_flush_mm_before_write()) cleans the mark.
+	 */
+	WRITE_ONCE(m->cpus, READ_ONCE(m->cpus) |
+		   (cpumask_bits(cpus)[0] & cpumask_bits(mm_cpumask(mm))[0]));
 	/* Pairs with the acquire loads of the checks: the CPUs come first. */
 	smp_store_release(&m->stamp, stamp);
 	page_ext_put(ext);

@@ -180,6 +180,7 @@ atomic64_t *migrc_cpu_flushed_gen(unsigned int cpu);
 void migrc_scope_begin(struct migrc_scope *scope);
 u64 migrc_scope_publish(struct migrc_scope *scope, unsigned long nr_pages);
 void migrc_scope_end(struct migrc_scope *scope);
+void migrc_flush_mm_before_write(struct mm_struct *mm);
 
 /* C glue: mm/migrc.c, mm/rmap.c and the architecture. */
 void migrc_page_flush(struct page *page, unsigned long gen);
@@ -310,17 +311,21 @@ static inline void migrc_page_leave(struct page *page, unsigned int order)
 }
 
 /**
- * migrc_flush_before_write - force pending flushes before data may change
- * @page: the page whose PTE becomes writable (may be NULL)
+ * migrc_flush_before_write - force deferred flushes before data may change
+ * @mm: the mm whose read-only PTE becomes writable or is written through
+ * @page: the page that PTE maps (may be NULL)
  *
  * Called where a read-only mapping becomes writable without a TLB flush
- * (write-fault reuse, swap-in, FOLL_FORCE). Task context, interrupts on;
- * may be called under a PTE lock, as flush_tlb_batched_pending() is.
+ * (write-fault reuse, swap-in, FOLL_FORCE), under the PTE lock of that
+ * mapping. Task context, interrupts on. Only @mm's CPUs are flushed, and
+ * only if @mm has a batched unmap not flushed yet: see
+ * migrc_flush_mm_before_write().
  */
-static inline void migrc_flush_before_write(struct page *page)
+static inline void migrc_flush_before_write(struct mm_struct *mm,
+					    struct page *page)
 {
 	if (unlikely(migrc_any_pending()) && !migrc_broken(MIGRC_BREAK_WRITE))
-		migrc_flush_pending(MIGRC_EV_FORCED_WRITE);
+		migrc_flush_mm_before_write(mm);
 	migrc_debug_write(page);
 }
 
@@ -360,7 +365,8 @@ static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
 
 static inline bool migrc_page_clean(const struct page *page) { return true; }
 static inline void migrc_page_leave(struct page *page, unsigned int order) { }
-static inline void migrc_flush_before_write(struct page *page) { }
+static inline void migrc_flush_before_write(struct mm_struct *mm,
+					    struct page *page) { }
 static inline void migrc_flush_pending(enum migrc_event cause) { }
 static inline void migrc_stat_add(enum migrc_event ev, u64 nr) { }
 

@@ -53,6 +53,7 @@
 #define NEWDATA		0x6e65776e65776e65ULL	/* "newnewne" */
 #define NEWER		0x7265776572776572ULL	/* "rewerwer" */
 #define BREAK_FILE	"/sys/kernel/debug/migrc/break"
+#define STATE_FILE	"/sys/kernel/debug/migrc/state"
 #define NPAGES		1024		/* 4 MiB: two migration batches */
 #define MAX_READERS	64
 #define MAX_PHASE	8
@@ -835,6 +836,107 @@ TEST_F(migrc, write_fault_reuse)
 		SKIP(return, "no soft-dirty tracking to write-protect the PTEs");
 	migrated = write_tries(_metadata, self, clear_soft_dirty,
 			       write_in_place, NULL);
+	finish(_metadata, self, migrated, true);
+}
+
+/*
+ * write_other_mm's helper: a page of its own, write-protected by soft-dirty
+ * tracking and written in place on each command (a write-fault reuse).
+ */
+static void wp_writer_loop(struct region *r, pid_t parent, int cmd, int ack)
+{
+	uint64_t *m, n;
+	int fd;
+
+	pin(0);
+	m = mmap(NULL, r->psize, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		_exit(3);
+	m[0] = 1;
+	/*
+	 * fork() copied this process's tlb_flush_batched, with the unflushed
+	 * unmaps of the fixture's migration: a protection change flushes
+	 * them, so that this mm has nothing of its own pending.
+	 */
+	if (mprotect(m, r->psize, PROT_READ) ||
+	    mprotect(m, r->psize, PROT_READ | PROT_WRITE))
+		_exit(5);
+	if (write(ack, "r", 1) != 1)
+		_exit(1);
+	while (read(cmd, &n, sizeof(n)) == sizeof(n)) {
+		fd = open("/proc/self/clear_refs", O_WRONLY);
+		if (fd < 0 || write(fd, "4", 1) != 1)
+			_exit(2);
+		close(fd);
+		m[0] = n;	/* do_wp_page() reuses the page */
+		if (write(ack, "d", 1) != 1)
+			_exit(4);
+	}
+	_exit(0);
+}
+
+/*
+ * Whether a deferred flush is pending now: MIGRC's latest generation is not
+ * retired yet (/sys/kernel/debug/migrc/state).
+ */
+static bool flush_deferred_now(void)
+{
+	long long latest = 0, retired = 0;
+	char buf[128] = "";
+	int fd = open(STATE_FILE, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0 ||
+	    sscanf(buf, "latest %lld retired %lld", &latest, &retired) != 2)
+		return false;
+	return latest > retired;
+}
+
+/*
+ * 4b. A write in another mm: while this process's flush is deferred, a
+ * process with no deferred migration of its own write-faults on its page
+ * (reuse). Only the writer's CPUs could cache a stale translation of the
+ * page it writes, so nothing is flushed for it. A try counts only if the
+ * flush was still deferred after the helper wrote (generations are retired
+ * in order, so it was deferred while the helper wrote): a kernel that
+ * flushed every deferred migration on any write would have retired it.
+ */
+TEST_F(migrc, write_other_mm)
+{
+	long c0[NCOUNTERS], c1[NCOUNTERS], migrated = 0, forced = 0;
+	struct region *r = &self->r;
+	int deferred = 0;
+	struct helper h;
+
+	ASSERT_EQ(mprotect(r->mem, r->npages * r->psize,
+			   PROT_READ | PROT_WRITE), 0);
+	if (!have_soft_dirty(r))
+		SKIP(return, "no soft-dirty tracking to write-protect the PTEs");
+	ASSERT_EQ(mprotect(r->mem, r->npages * r->psize, PROT_READ), 0);
+	/* The helper must not share the region's pages (they would be its). */
+	ASSERT_EQ(madvise(r->mem, r->npages * r->psize, MADV_DONTFORK), 0);
+	ASSERT_TRUE(start_helper(&h, r, wp_writer_loop));
+	unshare_after_fork(self);
+	for (int t = 0; t < WRITE_TRIES; t++) {
+		migrated += migrate(r);
+		counters(c0);
+		helper_do(&h, t + 1);
+		counters(c1);
+		if (!flush_deferred_now())
+			continue;
+		deferred++;
+		forced += c1[C_WRITE] - c0[C_WRITE];
+	}
+	EXPECT_TRUE(stop_helper(&h));
+	ksft_print_msg("forced write flushes: %ld for %d writes of another mm while this one's flush was deferred\n",
+		       forced, deferred);
+	EXPECT_EQ(forced, 0);
+	EXPECT_EQ(migrated, WRITE_TRIES * (long)r->npages);
+	if (have_migrc())
+		EXPECT_GT(deferred, 0);
 	finish(_metadata, self, migrated, true);
 }
 
