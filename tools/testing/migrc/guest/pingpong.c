@@ -95,20 +95,21 @@ static unsigned long long tlb_shootdowns(void)
 }
 
 /* A /proc/vmstat counter (0 if absent). */
-static unsigned long long vmstat(const char *name)
+static unsigned long long vmstat_counter(const char *name)
 {
-	unsigned long long v = 0;
+	unsigned long long v, found = 0;
 	char key[64];
 	FILE *f = fopen("/proc/vmstat", "r");
 
-	while (f && fscanf(f, "%63s %llu", key, &v) == 2)
-		if (!strcmp(key, name))
+	while (f && fscanf(f, "%63s %llu", key, &v) == 2) {
+		if (!strcmp(key, name)) {
+			found = v;
 			break;
-		else
-			v = 0;
+		}
+	}
 	if (f)
 		fclose(f);
-	return v;
+	return found;
 }
 
 static long move_pages(size_t count, void **pages, const int *nodes,
@@ -184,7 +185,7 @@ int main(int argc, char **argv)
 	 * without any), not the setup and teardown around them.
 	 */
 	tlb0 = tlb_shootdowns();
-	rcv0 = vmstat("nr_tlb_remote_flush_received");
+	rcv0 = vmstat_counter("nr_tlb_remote_flush_received");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (argc == 5)
 		usleep(atoi(argv[4]) * 1000);
@@ -204,7 +205,7 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	tlb1 = tlb_shootdowns();
-	rcv1 = vmstat("nr_tlb_remote_flush_received");
+	rcv1 = vmstat_counter("nr_tlb_remote_flush_received");
 
 	stop = 1;
 	for (int c = 1; c < ncpu; c++) {

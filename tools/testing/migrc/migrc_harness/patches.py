@@ -45,6 +45,9 @@ ACCEPTED = [
     (r"^tools/testing/selftests/migrc/", r"spaces preferred around that '\*'",
      "'FIXTURE_DATA(migrc) *self' is the kselftest harness idiom; "
      "checkpatch takes the macro call for an operand of a multiplication."),
+    (r"^tools/testing/(selftests/)?migrc/", r"Prefer using the BIT macro",
+     "user-space tests: BIT() is a kernel macro, not in the uapi headers "
+     "they build against."),
     (r"^tools/testing/migrc/guest/bench\.c$",
      r"char \* array declaration might be better as static const",
      "the argv of posix_spawn() holds a command read from the environment "

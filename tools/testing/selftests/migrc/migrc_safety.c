@@ -416,7 +416,8 @@ FIXTURE_SETUP(migrc)
 
 	/* First: teardown restores these. */
 	break_get(self->broken, sizeof(self->broken));
-	self->min_free = self->demotion = -1;
+	self->min_free = -1;
+	self->demotion = -1;
 	/* NUMA balancing's scans flush and migrate the region themselves. */
 	self->numa_balancing = 0;
 	fd = open(NUMA_BALANCING, O_RDWR);
@@ -931,7 +932,7 @@ TEST_F(migrc, write_other_mm)
 		forced += c1[C_WRITE] - c0[C_WRITE];
 	}
 	EXPECT_TRUE(stop_helper(&h));
-	ksft_print_msg("forced write flushes: %ld for %d writes of another mm while this one's flush was deferred\n",
+	ksft_print_msg("forced write flushes: %ld for %d writes of another mm under a deferral\n",
 		       forced, deferred);
 	EXPECT_EQ(forced, 0);
 	EXPECT_EQ(migrated, WRITE_TRIES * (long)r->npages);
