@@ -12,6 +12,7 @@
 #include <linux/build_bug.h>
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/init.h>
 #include <linux/kasan.h>
 #include <linux/kobject.h>
@@ -33,6 +34,9 @@
 /* Request slots and the cap on pages waiting for a deferred flush. */
 #define MIGRC_DEFAULT_SLOTS		64
 #define MIGRC_DEFAULT_MAX_PENDING	65536UL
+
+/* How long the test aid MIGRC_NUMA_HOLD keeps a NUMA scan unflushed. */
+#define MIGRC_NUMA_HOLD_MS		50
 
 struct migrc_gens migrc_gens = {
 	.latest = ATOMIC64_INIT(0),
@@ -118,6 +122,54 @@ bool migrc_defer_forbidden(void)
 {
 	return page_poisoning_enabled_static() || want_init_on_free() ||
 	       debug_pagealloc_enabled_static() || kasan_hw_tags_enabled();
+}
+
+/**
+ * migrc_numa_scan_begin - leave a NUMA hinting scan of a read-only VMA out
+ *                         of migrc_wp_pending
+ * @vma: the VMA the scan is about to change, mmap_lock held for read
+ *
+ * Called by change_prot_numa() after tlb_gather_mmu(), which counted the
+ * scan in both tlb_flush_pending and migrc_wp_pending. The scan makes
+ * present PTEs PROT_NONE; in a VMA without VM_WRITE (nor a shadow stack,
+ * which mprotect() may leave writable by shadow-stack stores) none of them
+ * is writable, and no CPU still holds a writable entry of one: the mprotect()
+ * that took VM_WRITE away flushed before it released mmap_lock, which the
+ * scan holds for read, and any other write protection still pending is
+ * counted in migrc_wp_pending by itself. So this scan's pending flush can
+ * only hide read-only entries, and a read-only migration under it may still
+ * be deferred.
+ *
+ * Return: whether the scan was left out; pass it to migrc_numa_scan_end().
+ */
+bool migrc_numa_scan_begin(struct vm_area_struct *vma)
+{
+	mmap_assert_locked(vma->vm_mm);
+	/* A shadow stack is written through PTEs without _PAGE_RW. */
+	if ((vma->vm_flags & (VM_WRITE | VM_SHADOW_STACK)) &&
+	    !migrc_broken(MIGRC_BREAK_NUMA_RO))
+		return false;
+	migrc_wp_pending_add(vma->vm_mm, -1);
+	return true;
+}
+
+/**
+ * migrc_numa_scan_end - count the scan again before its flush
+ * @vma: the VMA given to migrc_numa_scan_begin()
+ * @read_only: what migrc_numa_scan_begin() returned
+ *
+ * Called before tlb_finish_mmu(), whose dec_tlb_flush_pending() takes the
+ * scan out of both counters. The test aid MIGRC_NUMA_HOLD sleeps here, as a
+ * scan preempted after its last page table would, while the scan is still
+ * out of migrc_wp_pending: with the rule broken, migrations then defer
+ * under the unflushed PROT_NONE entries of a writable VMA.
+ */
+void migrc_numa_scan_end(struct vm_area_struct *vma, bool read_only)
+{
+	if (migrc_broken(MIGRC_NUMA_HOLD))
+		msleep(MIGRC_NUMA_HOLD_MS);
+	if (read_only)
+		migrc_wp_pending_add(vma->vm_mm, 1);
 }
 
 /* Flush everything pending, for allocations that had to skip pages. */
@@ -243,6 +295,7 @@ unsigned int migrc_break_mask;
 
 static const char * const migrc_break_names[] = {
 	"alloc", "write", "dirty", "batched", "reuse_first", "hold_src",
+	"numa_ro", "numa_hold",
 };
 
 /*

@@ -31,6 +31,13 @@
  * covering the batch's stamps: the shadow never reports a page the
  * production code flushed correctly.
  *
+ * A third check needs no book at all: when a source is copied while its
+ * mark is not clean, the shadow keeps a checksum of the copy; when the
+ * source leaves the page allocator its data must still match. A writable
+ * TLB entry that survived into the read-only batch (a rule that decides
+ * what may be deferred got it wrong) shows up there, as a write that
+ * reached the source after the copy.
+ *
  * Only the first BITS_PER_LONG CPUs of a mark are tracked.
  */
 #define pr_fmt(fmt) "migrc: " fmt
@@ -38,7 +45,9 @@
 #include <linux/atomic.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
+#include <linux/crc32.h>
 #include <linux/delay.h>
+#include <linux/highmem.h>
 #include <linux/migrc.h>
 #include <linux/mm.h>
 #include <linux/page_ext.h>
@@ -61,6 +70,8 @@ DEFINE_PER_CPU(atomic64_t, migrc_shadow_done);
  * @copy_stamp: the same for the frame whose data this frame got by
  *              migration (0: none)
  * @copy_cpus: the CPUs of that mark
+ * @sum: crc32 of the data a migration copied out of this frame
+ * @summed: whether @sum is set, and under which rules (enum migrc_summed)
  *
  * The first pair says who may still read this frame; the second, who may
  * still read an older copy of its data, which must not change meanwhile.
@@ -70,6 +81,20 @@ struct migrc_mark {
 	unsigned long cpus;
 	u64 copy_stamp;
 	unsigned long copy_cpus;
+	u32 sum;
+	u8 summed;
+};
+
+enum migrc_summed {
+	MIGRC_UNSUMMED,
+	MIGRC_SUMMED,
+	/*
+	 * Taken while a safety rule was broken on purpose: the source may
+	 * have been written, as the tests expect. Checked only while a rule
+	 * is still broken, so that sources left over from such a test cannot
+	 * fail a later one.
+	 */
+	MIGRC_SUMMED_BROKEN,
 };
 
 static bool need_migrc_debug(void)
@@ -120,6 +145,7 @@ enum migrc_debug_what {
 	MIGRC_DEBUG_WRITE,
 	MIGRC_DEBUG_WRITABLE,
 	MIGRC_DEBUG_BATCHED,
+	MIGRC_DEBUG_WRITTEN,
 };
 
 static const char * const migrc_debug_text[] = {
@@ -127,6 +153,7 @@ static const char * const migrc_debug_text[] = {
 	[MIGRC_DEBUG_WRITE] = "becomes writable (a copy of its data)",
 	[MIGRC_DEBUG_WRITABLE] = "was deferred with a writable PTE",
 	[MIGRC_DEBUG_BATCHED] = "was unmapped and its mm changed",
+	[MIGRC_DEBUG_WRITTEN] = "was written after its migration copied it",
 };
 
 /*
@@ -196,13 +223,41 @@ void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
 	page_ext_put(ext);
 }
 
+static u32 migrc_page_sum(struct page *page)
+{
+	void *addr = kmap_local_page(page);
+	u32 sum = crc32(0, addr, PAGE_SIZE);
+
+	kunmap_local(addr);
+	return sum;
+}
+
+/* Whether a source copied by a migration changed since, while it was free. */
+static bool migrc_source_changed(struct page *page, struct migrc_mark *m)
+{
+	u8 summed = READ_ONCE(m->summed);
+
+	if (summed == MIGRC_UNSUMMED)
+		return false;
+	WRITE_ONCE(m->summed, MIGRC_UNSUMMED);
+	/* memory_failure() may have taken the frame away: do not read it. */
+	if (PageHWPoison(page))
+		return false;
+	if (summed == MIGRC_SUMMED_BROKEN && !migrc_broken(MIGRC_BREAK_RULES))
+		return false;
+	return migrc_page_sum(page) != READ_ONCE(m->sum);
+}
+
 /**
  * migrc_debug_leave - check a block leaving the page allocator
  * @page: its first page
  * @order: its order
  *
  * Every page must be clean: a CPU that could still read one through a
- * stale entry would read the next owner's data. Clears the marks.
+ * stale entry would read the next owner's data. A migrated source must
+ * still hold the data its migration copied: a write after the copy went
+ * through an entry the migration did not flush, and is lost. Clears the
+ * marks.
  */
 void migrc_debug_leave(struct page *page, unsigned int order)
 {
@@ -220,6 +275,9 @@ void migrc_debug_leave(struct page *page, unsigned int order)
 		if (cpu >= 0)
 			migrc_debug_report(MIGRC_DEBUG_LEAVE,
 					   page_to_pfn(page) + i, stamp, cpu);
+		if (migrc_source_changed(page + i, m))
+			migrc_debug_report(MIGRC_DEBUG_WRITTEN,
+					   page_to_pfn(page) + i, stamp, -1);
 		/* A new page: no one reads it, it is no copy of anything. */
 		if (stamp)
 			WRITE_ONCE(m->stamp, 0);
@@ -237,7 +295,9 @@ void migrc_debug_leave(struct page *page, unsigned int order)
  * Until the CPUs that may still read the source are clean, the copy must
  * not become writable: they would read the old data after the new data was
  * written. The copy remembers them (the source's own mark, or, if that one
- * is clean, what the source remembered as a copy itself).
+ * is clean, what the source remembered as a copy itself). A source whose
+ * own mark is not clean gets the checksum of the copy, which
+ * migrc_debug_leave() compares with its data.
  */
 void migrc_debug_copy(struct folio *src, struct folio *dst)
 {
@@ -260,6 +320,12 @@ void migrc_debug_copy(struct folio *src, struct folio *dst)
 				/* As above, for the copy mark. */
 				stamp = smp_load_acquire(&ms->copy_stamp);
 				cpus = READ_ONCE(ms->copy_cpus);
+			} else {
+				WRITE_ONCE(ms->sum,
+					   migrc_page_sum(folio_page(dst, i)));
+				WRITE_ONCE(ms->summed,
+					   migrc_broken(MIGRC_BREAK_RULES) ?
+					   MIGRC_SUMMED_BROKEN : MIGRC_SUMMED);
 			}
 			WRITE_ONCE(md->copy_cpus, cpus);
 			/* Pairs with migrc_debug_write(): the CPUs come first. */
@@ -269,6 +335,25 @@ void migrc_debug_copy(struct folio *src, struct folio *dst)
 		if (s)
 			page_ext_put(s);
 	}
+}
+
+/**
+ * migrc_debug_discard - free pages whose data the host may take away
+ * @page: the first page of the block
+ * @order: its order
+ *
+ * Free page reporting lets the hypervisor discard reported pages, which
+ * read back as zeroes: their checksums no longer say anything.
+ */
+void migrc_debug_discard(struct page *page, unsigned int order)
+{
+	struct page_ext_iter iter;
+	struct page_ext *ext;
+
+	rcu_read_lock();
+	for_each_page_ext(page, 1UL << order, ext, iter)
+		WRITE_ONCE(migrc_mark_of(ext)->summed, MIGRC_UNSUMMED);
+	rcu_read_unlock();
 }
 
 /**

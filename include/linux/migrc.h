@@ -56,9 +56,12 @@ enum migrc_break {
 	MIGRC_BREAK_BATCHED	= 1U << 3,	/* no tlb_flush_batched mark */
 	MIGRC_REUSE_FIRST	= 1U << 4,	/* pending pages are reused first */
 	MIGRC_HOLD_SRC		= 1U << 5,	/* a speculative ref on sources */
+	MIGRC_BREAK_NUMA_RO	= 1U << 6,	/* every NUMA scan counts as read-only */
+	MIGRC_NUMA_HOLD		= 1U << 7,	/* NUMA scans sleep before the flush */
 	/* The safety rules; the others are test aids that break nothing. */
 	MIGRC_BREAK_RULES	= MIGRC_BREAK_ALLOC | MIGRC_BREAK_WRITE |
-				  MIGRC_BREAK_DIRTY | MIGRC_BREAK_BATCHED,
+				  MIGRC_BREAK_DIRTY | MIGRC_BREAK_BATCHED |
+				  MIGRC_BREAK_NUMA_RO,
 };
 
 /* Whether @rule is broken on purpose; constant false without the knob. */
@@ -102,6 +105,7 @@ void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
 		      const struct cpumask *cpus, u64 arch_gen);
 void migrc_debug_leave(struct page *page, unsigned int order);
 void migrc_debug_copy(struct folio *src, struct folio *dst);
+void migrc_debug_discard(struct page *page, unsigned int order);
 void migrc_debug_write(struct page *page);
 void migrc_debug_mm_flushed(struct mm_struct *mm, u64 sampled);
 void migrc_debug_record(u64 sampled);
@@ -134,6 +138,8 @@ static inline u64 migrc_arch_mm_gen(struct mm_struct *mm)
 
 static inline void migrc_debug_leave(struct page *page, unsigned int order) { }
 static inline void migrc_debug_copy(struct folio *src, struct folio *dst) { }
+static inline void migrc_debug_discard(struct page *page,
+				       unsigned int order) { }
 static inline void migrc_debug_write(struct page *page) { }
 static inline void migrc_debug_mm_flushed(struct mm_struct *mm, u64 sampled) { }
 static inline void migrc_debug_record(u64 sampled) { }
@@ -181,6 +187,10 @@ void migrc_scope_begin(struct migrc_scope *scope);
 u64 migrc_scope_publish(struct migrc_scope *scope, unsigned long nr_pages);
 void migrc_scope_end(struct migrc_scope *scope);
 void migrc_flush_mm_before_write(struct mm_struct *mm);
+
+/* NUMA hinting scans: mm/migrc.c. */
+bool migrc_numa_scan_begin(struct vm_area_struct *vma);
+void migrc_numa_scan_end(struct vm_area_struct *vma, bool read_only);
 
 /* C glue: mm/migrc.c, mm/rmap.c and the architecture. */
 void migrc_page_flush(struct page *page, unsigned long gen);
@@ -329,6 +339,39 @@ static inline void migrc_flush_before_write(struct mm_struct *mm,
 	migrc_debug_write(page);
 }
 
+/**
+ * migrc_wp_pending_add - count a pending TLB flush that may hide a writable
+ *                        entry
+ * @mm: the mm whose PTEs change
+ * @nr: 1 in inc_tlb_flush_pending(), -1 in dec_tlb_flush_pending()
+ *
+ * Ordered as tlb_flush_pending is (see inc_tlb_flush_pending()): raised
+ * before the PTEs change, so their PTL publishes it, and lowered only after
+ * the flush has completed.
+ */
+static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr)
+{
+	atomic_add(nr, &mm->migrc_wp_pending);
+}
+
+static inline void migrc_wp_pending_init(struct mm_struct *mm)
+{
+	atomic_set(&mm->migrc_wp_pending, 0);
+}
+
+/**
+ * migrc_wp_pending - whether a pending flush of @mm may hide a writable entry
+ * @mm: the mm of the PTE in question
+ *
+ * As mm_tlb_flush_pending(), and with the same guarantee: called under the
+ * PTL of a PTE, it returns true if a change of that PTE which may have left
+ * a writable TLB entry behind is not flushed yet.
+ */
+static inline bool migrc_wp_pending(const struct mm_struct *mm)
+{
+	return atomic_read(&mm->migrc_wp_pending);
+}
+
 #else /* !CONFIG_MIGRC */
 
 static inline void migrc_scope_begin(struct migrc_scope *scope)
@@ -369,6 +412,15 @@ static inline void migrc_flush_before_write(struct mm_struct *mm,
 					    struct page *page) { }
 static inline void migrc_flush_pending(enum migrc_event cause) { }
 static inline void migrc_stat_add(enum migrc_event ev, u64 nr) { }
+static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr) { }
+static inline void migrc_wp_pending_init(struct mm_struct *mm) { }
+static inline bool migrc_numa_scan_begin(struct vm_area_struct *vma)
+{
+	return false;
+}
+
+static inline void migrc_numa_scan_end(struct vm_area_struct *vma,
+				       bool read_only) { }
 
 #endif /* CONFIG_MIGRC */
 

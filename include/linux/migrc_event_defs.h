@@ -22,6 +22,7 @@ MIGRC_EVENT(FLUSHES_SENT, "flushes_sent")		/* IPI rounds */
 MIGRC_EVENT(FLUSHES_PRUNED, "flushes_pruned")		/* rounds not sent */
 MIGRC_EVENT(CPUS_FLUSHED, "cpus_flushed")
 MIGRC_EVENT(CPUS_PRUNED, "cpus_pruned")
+MIGRC_EVENT(REQUESTS_FOLDED, "requests_folded")	/* batches: pool full */
 
 /* Flushes the C glue forces, by cause. */
 MIGRC_EVENT(FORCED_WRITE, "forced_write")		/* a PTE became writable */

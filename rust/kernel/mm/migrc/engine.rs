@@ -15,7 +15,7 @@ use super::{
     gen::{Gen, GenCounter, PageGenCodec},
     percpu::CpuFlushGen,
     prune,
-    request::{Declined, Request, RequestPool},
+    request::{Declined, Recorded, Request, RequestPool},
     stats::{Stat, StatSink},
 };
 use crate::{
@@ -88,10 +88,11 @@ pub enum Flushed {
 ///
 /// # Invariants
 ///
-/// * Every published generation is either in `pool` or retired: the
-///   watermark of `platform.gens()` only passes a generation after its
-///   request left the pool, and a request leaves the pool only when no CPU
-///   of its cpumask can still use a stale entry for it.
+/// * Every published generation is either held by a request in `pool`
+///   (folded requests hold a range) or retired: the watermark of
+///   `platform.gens()` only passes a generation after its request left the
+///   pool, and a request leaves the pool only when no CPU of its cpumask
+///   can still use a stale entry for it.
 /// * Lock order: `flusher` before `pool`. `publish` takes only `pool`.
 #[pin_data]
 pub struct Engine<P: Platform> {
@@ -201,16 +202,16 @@ impl<P: Platform> Engine<P> {
         let mut pool = self.pool.lock();
         let gens = self.platform.gens();
         // Only computed: nothing is published until the request is recorded.
-        let req = Request {
-            gen: gens.next(&self.codec).ok_or(Declined::Exhausted)?,
-            pages,
-        };
-        if pool.record(req, mask).is_err() {
-            // Requests whose CPUs all flushed on their own free room.
+        let req = Request::new(gens.next(&self.codec).ok_or(Declined::Exhausted)?, pages);
+        if !pool.has_free_slot() || !pool.admits(pages) {
+            // Requests whose CPUs all flushed on their own free room; only
+            // if none did does the batch fold into the newest request.
             self.retire_locked(&mut pool);
-            pool.record(req, mask)?;
         }
-        let gen = req.gen;
+        if pool.record(req, mask)? == Recorded::Folded {
+            self.platform.add(Stat::RequestsFolded, 1);
+        }
+        let gen = req.gen();
         // Rule (P): the request is in the pool and the caller's invalidation
         // is visible before the generation is.
         gens.publish(gen);
@@ -232,21 +233,21 @@ impl<P: Platform> Engine<P> {
         if gens.is_retired(need) {
             return Flushed::Retired;
         }
-        // Rule (S): sample before collecting. Every request up to `g0` is in
-        // the pool or retired, and its invalidation is visible to the CPUs
-        // flushed below, so each of them is clean up to `g0` afterwards.
-        let g0 = gens.latest();
         target.clear_all();
         let mut pruned = 0u32;
-        {
+        let g0 = {
             let pool = self.pool.lock();
+            // Rule (S): publishers hold the pool lock, so every request up
+            // to `g0` is in the pool or retired, none newer is, and every
+            // invalidation up to `g0` is visible to the CPUs flushed below:
+            // each of them is clean up to `g0` afterwards.
+            let g0 = gens.latest();
             pool.for_each_pending(|req, mask| {
-                if req.gen <= g0 {
-                    let p = prune::add_stale_cpus(&mut target, mask, req.gen, |c| self.flushed(c));
-                    pruned = pruned.saturating_add(p);
-                }
+                let p = prune::add_stale_cpus(&mut target, mask, req.gen(), |c| self.flushed(c));
+                pruned = pruned.saturating_add(p);
             });
-        }
+            g0
+        };
         self.platform.add(Stat::CpusPruned, u64::from(pruned));
         let outcome = match target.weight() {
             0 => {
@@ -284,7 +285,7 @@ impl<P: Platform> Engine<P> {
     fn retire_locked(&self, pool: &mut RequestPool) {
         let gens = self.platform.gens();
         let (reqs, _pages) =
-            pool.retire_where(|req, mask| prune::all_clean(mask, req.gen, |c| self.flushed(c)));
+            pool.retire_where(|req, mask| prune::all_clean(mask, req.gen(), |c| self.flushed(c)));
         // Publishers hold the pool lock, so `latest` is stable here and every
         // generation up to it is either in the pool or retired.
         let watermark = pool.oldest().map_or_else(|| gens.latest(), Gen::prev);
@@ -520,14 +521,53 @@ mod tests {
     }
 
     #[test]
-    fn pool_full_declines_then_recovers() -> Result {
+    fn full_pool_folds_without_a_flush() -> Result {
         let e = engine(2, 1000)?;
         publish(&e, &[0], 1)?;
         publish(&e, &[0], 1)?;
+        let g3 = publish(&e, &[0], 1)?;
+        assert_eq!(count(&e, Stat::RequestsFolded), 1);
+        assert_eq!(count(&e, Stat::DeclinedPoolFull), 0);
+        assert_eq!(flushes(&e), 0);
+        assert_eq!(e.pending(), (2, 3));
+        assert!(matches!(e.flush_upto(g3), Flushed::Sent(_)));
+        assert_eq!(e.pending(), (0, 0));
+        Ok(())
+    }
+
+    #[test]
+    fn folded_request_waits_for_its_newest_generation() -> Result {
+        if nr_cpu_ids() < 3 {
+            return Ok(());
+        }
+        let e = engine(2, 1000)?;
+        let g1 = publish(&e, &[0], 1)?;
+        let g2 = publish(&e, &[1], 1)?;
+        let g3 = publish(&e, &[2], 1)?;
+        // g3 joined g2's request. CPU 1 flushed after g2 but before g3,
+        // CPU 2 after g3: the request still waits for CPU 1.
+        e.platform().cpu(cpu(1)?).ok_or(EINVAL)?.record(g2);
+        e.platform().cpu(cpu(2)?).ok_or(EINVAL)?.record(g3);
+        e.reap();
+        assert_eq!(e.pending(), (2, 3));
+        assert!(!e.is_retired(g2));
+        // g1 alone is flushed now; the watermark stops below g2.
+        e.platform().cpu(cpu(0)?).ok_or(EINVAL)?.record(g1);
+        e.reap();
+        assert_eq!(e.pending(), (1, 2));
+        assert!(e.is_retired(g1) && !e.is_retired(g2));
+        // A page of g2 leaves: only CPU 1 is still stale.
+        assert_eq!(e.flush_upto(g2), Flushed::Sent(1));
+        assert_eq!(e.platform().flushed_bits.load(Relaxed), 1 << 1);
+        assert!(e.is_retired(g3));
+        Ok(())
+    }
+
+    #[test]
+    fn pool_without_slots_declines() -> Result {
+        let e = engine(0, 1000)?;
         assert_eq!(e.publish(&*mask_of(&[0])?, 1), Err(Declined::PoolFull));
         assert_eq!(count(&e, Stat::DeclinedPoolFull), 1);
-        e.flush_all();
-        assert!(publish(&e, &[0], 1).is_ok());
         Ok(())
     }
 
@@ -540,7 +580,7 @@ mod tests {
         let g2 = publish(&e, &[0], 1)?;
         assert!(e.is_retired(g1));
         assert!(!e.is_retired(g2));
-        assert_eq!(count(&e, Stat::DeclinedPoolFull), 0);
+        assert_eq!(count(&e, Stat::RequestsFolded), 0);
         Ok(())
     }
 

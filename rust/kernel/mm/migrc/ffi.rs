@@ -110,6 +110,7 @@ fn c_stat(stat: Stat) -> bindings::migrc_event {
         Stat::FlushesPruned => bindings::migrc_event_MIGRC_EV_FLUSHES_PRUNED,
         Stat::CpusFlushed => bindings::migrc_event_MIGRC_EV_CPUS_FLUSHED,
         Stat::CpusPruned => bindings::migrc_event_MIGRC_EV_CPUS_PRUNED,
+        Stat::RequestsFolded => bindings::migrc_event_MIGRC_EV_REQUESTS_FOLDED,
     }
 }
 

@@ -7,9 +7,11 @@
 //! generation it was published under and how many freed pages wait on it.
 //! All memory is allocated when the pool is created; recording a request
 //! never allocates, so it is usable in any context that may take a spinlock.
-//! When no slot is free or the pending-page cap would be exceeded, recording
-//! fails with [`Declined`] and the caller flushes at once, exactly as
-//! without MIGRC.
+//! When no slot is free, the batch joins the newest pending request: the
+//! union of the two cpumasks under the newer generation, which retires only
+//! when every CPU of the union flushed at or after it. Only the cap on
+//! pending pages (or a pool without slots) fails with [`Declined`]; the
+//! caller then flushes at once, exactly as without MIGRC.
 
 use super::gen::Gen;
 use crate::{
@@ -22,7 +24,7 @@ use crate::{
 pub enum Declined {
     /// MIGRC is switched off (or was never set up).
     Disabled,
-    /// Every request slot is in use.
+    /// The pool has no request slot at all.
     PoolFull,
     /// Deferring would exceed the cap on pending deferred pages.
     PendingCap,
@@ -31,12 +33,60 @@ pub enum Declined {
 }
 
 /// What a pending request records besides its cpumask.
+///
+/// # Invariants
+///
+/// `oldest <= gen`: a request holds the batches published from `oldest` to
+/// `gen` that were folded into it (one batch: both are its generation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Request {
-    /// The generation the request was published under.
-    pub(super) gen: Gen,
+    /// The newest generation the request holds: a CPU that flushed at or
+    /// after it is clean for the whole request.
+    gen: Gen,
+    /// The oldest generation the request holds: the retired watermark must
+    /// stay below it.
+    oldest: Gen,
     /// Freed source pages that wait on this request.
-    pub(super) pages: u64,
+    pages: u64,
+}
+
+impl Request {
+    /// One batch published under `gen` with `pages` source pages.
+    pub(super) fn new(gen: Gen, pages: u64) -> Self {
+        // INVARIANT: `oldest` and `gen` are the same generation.
+        Request {
+            gen,
+            oldest: gen,
+            pages,
+        }
+    }
+
+    /// The newest generation the request holds.
+    pub(super) fn gen(&self) -> Gen {
+        self.gen
+    }
+
+    /// `self` with a newer batch `new` folded in. `pages` is the already
+    /// checked sum of both.
+    fn fold(self, new: Request, pages: u64) -> Self {
+        let gen = self.gen.max(new.gen);
+        // INVARIANT: the minimum of two generations is at most the maximum
+        // of two, each `oldest` being at most its own `gen`.
+        Request {
+            gen,
+            oldest: self.oldest.min(new.oldest),
+            pages,
+        }
+    }
+}
+
+/// How a request was recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Recorded {
+    /// In a free slot of its own.
+    New,
+    /// Folded into the newest pending request, the pool being full.
+    Folded,
 }
 
 struct Slot {
@@ -50,7 +100,8 @@ struct Slot {
 ///
 /// * `pending_pages` is the sum of `pages` over occupied slots, and never
 ///   exceeds `max_pending_pages`.
-/// * Occupied slots hold distinct generations.
+/// * The `[oldest, gen]` ranges of occupied slots do not overlap: a fold
+///   joins the newest request and takes the new, larger generation.
 pub(super) struct RequestPool {
     slots: KVec<Slot>,
     pending_pages: u64,
@@ -93,26 +144,57 @@ impl RequestPool {
         self.pending_pages
     }
 
-    /// Records a pending request with a copy of `mask`, or declines when
-    /// no slot is free or the pending-page cap would be exceeded (nothing
-    /// changes then).
-    pub(super) fn record(&mut self, req: Request, mask: &Cpumask) -> Result<(), Declined> {
-        let total = self
-            .pending_pages
-            .checked_add(req.pages)
+    /// Whether a slot is free, so that [`RequestPool::record`] would not
+    /// have to fold.
+    pub(super) fn has_free_slot(&self) -> bool {
+        self.slots.iter().any(|s| s.req.is_none())
+    }
+
+    /// Whether `pages` more pending pages stay within the cap.
+    pub(super) fn admits(&self, pages: u64) -> bool {
+        self.new_total(pages).is_some()
+    }
+
+    fn new_total(&self, pages: u64) -> Option<u64> {
+        self.pending_pages
+            .checked_add(pages)
             .filter(|t| *t <= self.max_pending_pages)
-            .ok_or(Declined::PendingCap)?;
-        let slot = self
-            .slots
-            .iter_mut()
-            .find(|s| s.req.is_none())
-            .ok_or(Declined::PoolFull)?;
-        mask.copy(&mut slot.mask);
-        slot.req = Some(req);
-        // INVARIANT: `req.pages` was added to a newly occupied slot and to
-        // the sum, which stays within the cap as checked above.
+    }
+
+    /// Records `req`, a batch published after every pending one, with a
+    /// copy of `mask`: in a free slot, or else folded into the newest
+    /// pending request. Declines when the pending-page cap would be
+    /// exceeded or the pool has no slot at all (nothing changes then).
+    pub(super) fn record(&mut self, req: Request, mask: &Cpumask) -> Result<Recorded, Declined> {
+        let total = self.new_total(req.pages).ok_or(Declined::PendingCap)?;
+        let (slot, how) = match self.slots.iter().position(|s| s.req.is_none()) {
+            Some(i) => (self.slots.get_mut(i), Recorded::New),
+            None => (self.newest_slot(), Recorded::Folded),
+        };
+        let slot = slot.ok_or(Declined::PoolFull)?;
+        match slot.req {
+            Some(old) => {
+                slot.mask.or(mask);
+                slot.req = Some(old.fold(req, old.pages.saturating_add(req.pages)));
+            }
+            None => {
+                mask.copy(&mut slot.mask);
+                slot.req = Some(req);
+            }
+        }
+        // INVARIANT: `req.pages` was added to one occupied slot and to the
+        // sum, which stays within the cap as checked above. A fold went to
+        // the newest request and `req` is newer than all, so the ranges
+        // still do not overlap.
         self.pending_pages = total;
-        Ok(())
+        Ok(how)
+    }
+
+    fn newest_slot(&mut self) -> Option<&mut Slot> {
+        self.slots
+            .iter_mut()
+            .filter(|s| s.req.is_some())
+            .max_by_key(|s| s.req.map(|r| r.gen))
     }
 
     /// Calls `f` for every pending request with its cpumask.
@@ -146,9 +228,12 @@ impl RequestPool {
         (reqs, pages)
     }
 
-    /// The generation of the oldest pending request.
+    /// The oldest generation any pending request holds.
     pub(super) fn oldest(&self) -> Option<Gen> {
-        self.slots.iter().filter_map(|s| s.req.map(|r| r.gen)).min()
+        self.slots
+            .iter()
+            .filter_map(|s| s.req.map(|r| r.oldest))
+            .min()
     }
 }
 
@@ -169,10 +254,19 @@ mod tests {
     }
 
     fn req(gen: u64, pages: u64) -> Request {
-        Request {
-            gen: Gen::from_raw(gen),
-            pages,
-        }
+        Request::new(Gen::from_raw(gen), pages)
+    }
+
+    /// The pending requests as (oldest, gen, pages, CPUs in the mask).
+    fn pending_list(pool: &RequestPool) -> KVec<(u64, u64, u64, u32)> {
+        let mut v = KVec::new();
+        pool.for_each_pending(|r, m| {
+            let _ = v.push(
+                (r.oldest.as_raw(), r.gen.as_raw(), r.pages, m.weight()),
+                GFP_KERNEL,
+            );
+        });
+        v
     }
 
     #[test]
@@ -198,17 +292,44 @@ mod tests {
     }
 
     #[test]
-    fn pool_exhaustion_declines() -> Result {
-        let mut pool = RequestPool::new(2, 1000, GFP_KERNEL)?;
-        let m = mask_of(&[0])?;
-        for g in 1..=2 {
-            pool.record(req(g, 1), &m).map_err(|_| EBUSY)?;
+    fn full_pool_folds_into_the_newest() -> Result {
+        if crate::cpu::nr_cpu_ids() < 3 {
+            return Ok(());
         }
-        assert_eq!(pool.record(req(3, 1), &m), Err(Declined::PoolFull));
+        let mut pool = RequestPool::new(2, 1000, GFP_KERNEL)?;
+        assert_eq!(pool.record(req(1, 1), &*mask_of(&[0])?), Ok(Recorded::New));
+        assert_eq!(pool.record(req(2, 2), &*mask_of(&[1])?), Ok(Recorded::New));
+        assert!(!pool.has_free_slot());
+        assert_eq!(
+            pool.record(req(3, 4), &*mask_of(&[2])?),
+            Ok(Recorded::Folded)
+        );
+        // Generation 2's request now holds 2..=3 and both CPUs; 1 is alone.
         assert_eq!(pool.pending(), 2);
-        // A retired slot can be used again.
+        assert_eq!(pool.pending_pages(), 7);
+        assert_eq!(pending_list(&pool)[..], [(1, 1, 1, 1), (2, 3, 6, 2)]);
+        // A second fold keeps the oldest generation of the first.
+        assert_eq!(
+            pool.record(req(4, 8), &*mask_of(&[2])?),
+            Ok(Recorded::Folded)
+        );
+        assert_eq!(pending_list(&pool)[..], [(1, 1, 1, 1), (2, 4, 14, 2)]);
+        // Once 1 retires, the oldest held generation is the folded 2.
         pool.retire_where(|r, _| r.gen == Gen::from_raw(1));
-        assert!(pool.record(req(3, 1), &m).is_ok());
+        assert_eq!(pool.oldest(), Some(Gen::from_raw(2)));
+        // A retired slot is used again instead of folding.
+        assert_eq!(pool.record(req(5, 1), &*mask_of(&[0])?), Ok(Recorded::New));
+        Ok(())
+    }
+
+    #[test]
+    fn pool_without_slots_declines() -> Result {
+        let mut pool = RequestPool::new(0, 1000, GFP_KERNEL)?;
+        assert_eq!(
+            pool.record(req(1, 1), &*mask_of(&[0])?),
+            Err(Declined::PoolFull)
+        );
+        assert_eq!(pool.pending_pages(), 0);
         Ok(())
     }
 
@@ -217,6 +338,7 @@ mod tests {
         let mut pool = RequestPool::new(8, 100, GFP_KERNEL)?;
         let m = mask_of(&[0])?;
         pool.record(req(1, 60), &m).map_err(|_| EBUSY)?;
+        assert!(!pool.admits(41));
         assert_eq!(pool.record(req(2, 41), &m), Err(Declined::PendingCap));
         assert_eq!(pool.pending_pages(), 60);
         // Overflowing page counts are declined, not wrapped.

@@ -21,7 +21,7 @@ pub enum Stat {
     RequestsRetired,
     /// Batches flushed at once because MIGRC was off.
     DeclinedDisabled,
-    /// Batches flushed at once because the request pool was full.
+    /// Batches flushed at once because the request pool has no slots.
     DeclinedPoolFull,
     /// Batches flushed at once because of the pending-page cap.
     DeclinedPendingCap,
@@ -33,11 +33,13 @@ pub enum Stat {
     CpusFlushed,
     /// CPUs dropped from a deferred flush by pruning.
     CpusPruned,
+    /// Batches folded into the newest request because no slot was free.
+    RequestsFolded,
 }
 
 impl Stat {
     /// Number of events.
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 11;
 
     /// Every event, in declaration order.
     pub const ALL: [Stat; Stat::COUNT] = [
@@ -51,6 +53,7 @@ impl Stat {
         Stat::FlushesPruned,
         Stat::CpusFlushed,
         Stat::CpusPruned,
+        Stat::RequestsFolded,
     ];
 
     /// Position in [`Stat::ALL`].

@@ -135,8 +135,10 @@ def _migrc_cause(chain: list[str]) -> str | None:
         _after(chain, "tlbbatch_flush_cpus") != "arch_tlbbatch_flush")
     if not own:
         return None
+    # A declined publication flushes everything pending and publishes
+    # again; with slots in the pool only the pending-page cap declines.
     if "migrc_scope_publish" in chain:
-        return "pool full"
+        return "pending cap"
     callers = [f for f in chain if f not in PLUMBING and "migrc" not in f
                and not f.startswith("_R")]
     caller = callers[0] if callers else ""

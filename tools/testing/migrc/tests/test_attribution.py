@@ -30,7 +30,7 @@ RO_DECLINED = ("smp_call_function_many_cond<on_each_cpu_cond_mask<"
                "native_flush_tlb_multi<tlbbatch_flush_cpus<"
                "arch_tlbbatch_flush<migrc_defer_ro_batch<"
                "migrc_scope_publish<migrate_pages_batch<migrate_pages")
-POOL_FULL = ("native_flush_tlb_multi<tlbbatch_flush_cpus<migrc_arch_flush<"
+PENDING_CAP = ("native_flush_tlb_multi<tlbbatch_flush_cpus<migrc_arch_flush<"
              "migrc_flush_all<migrc_defer_ro_batch<migrc_scope_publish<"
              "migrate_pages_batch")
 WRITE = ("native_flush_tlb_multi<tlbbatch_flush_cpus<migrc_arch_flush<"
@@ -50,7 +50,7 @@ def cls(chain):
 # chains are copied from a 'make bench QUICK=1' console.
 RUST = ("_RNvMNtNtNtCsl7L7n58I0Vr_6kernel2mm5migrc6engineINtB2_6EngineNtNtB4_"
         "3ffi14KernelPlatformE10flush_uptoB8_")
-REAL_POOL = ("smp_call_function_many_cond<tlbbatch_flush_cpus<" + RUST +
+REAL_CAP = ("smp_call_function_many_cond<tlbbatch_flush_cpus<" + RUST +
              "<migrc_scope_publish<migrate_pages_batch<migrate_pages<"
              "shrink_folio_list<shrink_node<kswapd<kthread<ret_from_fork<"
              "ret_from_fork_asm")
@@ -73,7 +73,7 @@ TAIL_WRITE = ("smp_call_function_many_cond<on_each_cpu_cond_mask<"
               "<do_wp_page<__handle_mm_fault<handle_mm_fault")
 TAIL_ALLOC = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
               "<get_page_from_freelist<__alloc_frozen_pages_noprof")
-TAIL_POOL = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
+TAIL_CAP = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
              "<migrc_scope_publish<migrate_pages_batch<migrate_pages")
 TAIL_BUSY = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
              "<migrate_pages_batch<migrate_pages<migrate_misplaced_folio")
@@ -94,19 +94,19 @@ EXPECTED = (
     (NUMA_SCAN, ("other", "batched pending: NUMA scan")),
     (DEMOTE_PMD, ("migration", "migration unbatched: demotion")),
     (RO_DECLINED, ("migrc", "migrc: read-only batch flushed at once")),
-    (POOL_FULL, ("migrc", "migrc: pool full")),
+    (PENDING_CAP, ("migrc", "migrc: pending cap")),
     (WRITE, ("migrc", "migrc: forced write")),
     (MUNMAP, ("other", "munmap")),
     ("native_flush_tlb_multi<flush_tlb_mm_range<frobnicate<do_syscall_64",
      ("other", "other: frobnicate")),
-    (REAL_POOL, ("migrc", "migrc: pool full")),
+    (REAL_CAP, ("migrc", "migrc: pending cap")),
     (REAL_WRITE, ("migrc", "migrc: forced write")),
     (REAL_DEMOTE, ("migration", "migration batch: demotion")),
     (REAL_PROMOTE, ("migration", "migration batch: promotion")),
     (REAL_SCAN, ("other", "batched pending: NUMA scan")),
     (TAIL_WRITE, ("migrc", "migrc: forced write")),
     (TAIL_ALLOC, ("migrc", "migrc: allocator exit")),
-    (TAIL_POOL, ("migrc", "migrc: pool full")),
+    (TAIL_CAP, ("migrc", "migrc: pending cap")),
     (TAIL_BUSY, ("migrc", "migrc: source still used")),
     (INLINE_RO, ("migrc", "migrc: read-only batch flushed at once")),
     (INLINE_DEMOTE, ("migration", "migration batch: demotion")),

@@ -239,12 +239,13 @@ static void write_all(struct region *r)
 
 /* /proc/vmstat counters each test reports, read without malloc(). */
 enum { C_DEFERRED, C_SENT, C_WRITE, C_RANGE, C_BUSY, C_DEBUG, C_DECLINED,
-	C_DECLINED_ARCH, C_NESTED, C_DEMOTED, NCOUNTERS };
+	C_DECLINED_ARCH, C_NESTED, C_DEMOTED, C_REFUSED_PENDING, C_NUMA_PTES,
+	NCOUNTERS };
 static const char * const counter_names[NCOUNTERS] = {
 	"migrc_pages_deferred", "migrc_flushes_sent", "migrc_forced_write",
 	"migrc_forced_range", "migrc_forced_src_busy", "migrc_debug_stale",
 	"migrc_declined_debug", "migrc_declined_arch", "migrc_nested",
-	"pgdemote_direct",
+	"pgdemote_direct", "migrc_refused_flush_pending", "numa_pte_updates",
 };
 
 static void counters(long *c)
@@ -285,27 +286,49 @@ static bool have_migrc(void)
 	return c == '1';
 }
 
-/* The rules broken on purpose now (empty if none or no debug kernel). */
+/* Words of the break knob that are test aids, not safety rules. */
+static const char * const test_aids[] = {
+	"reuse_first", "hold_src", "numa_hold",
+};
+
+static bool is_test_aid(const char *word, size_t len)
+{
+	for (size_t i = 0; i < sizeof(test_aids) / sizeof(test_aids[0]); i++)
+		if (strlen(test_aids[i]) == len &&
+		    !strncmp(word, test_aids[i], len))
+			return true;
+	return false;
+}
+
+/*
+ * The rules broken on purpose now (empty if none or no debug kernel),
+ * without the test aids a test that was killed may have left behind.
+ */
 static void break_get(char *buf, size_t len)
 {
 	int fd = open(BREAK_FILE, O_RDONLY);
-	ssize_t n = fd < 0 ? 0 : read(fd, buf, len - 1);
-	char *s;
+	char raw[160], *out = buf;
+	ssize_t n = fd < 0 ? 0 : read(fd, raw, sizeof(raw) - 1);
 
 	if (fd >= 0)
 		close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	if (!strcmp(buf, "none"))
-		buf[0] = '\0';
-	/* Test aids left behind by a test that was killed: not rules. */
-	for (int i = 0; i < 2; i++) {
-		s = strstr(buf, i ? "hold_src" : "reuse_first");
-		if (s)
-			*s = '\0';
+	raw[n > 0 ? n : 0] = '\0';
+	buf[0] = '\0';
+	for (char *w = raw; *w; ) {
+		size_t wl = strcspn(w, " \n");
+
+		if (wl && !(wl == 4 && !strncmp(w, "none", 4)) &&
+		    !is_test_aid(w, wl) &&
+		    out + wl + 2 <= buf + len) {
+			if (out != buf)
+				*out++ = ' ';
+			memcpy(out, w, wl);
+			out += wl;
+			*out = '\0';
+		}
+		w += wl;
+		w += strspn(w, " \n");
 	}
-	for (n = strlen(buf); n > 0 && buf[n - 1] == ' '; n--)
-		buf[n - 1] = '\0';
 }
 
 static void break_set(const char *words)
@@ -395,6 +418,25 @@ static char *map_anon(size_t len)
 }
 
 #define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
+#define NUMA_SCAN_DIR	"/sys/kernel/debug/sched/numa_balancing/"
+#define NR_NUMA_SCAN_KNOBS	4
+
+/*
+ * numa_scan_writable's scan tunables. The period cannot go below
+ * 1000 ms / (2560 / scan_size_mb) (task_scan_min()): 6 ms for 16 MB, which
+ * still covers the test's VMA in one scan. A scan delay of 100 ms resets
+ * the VMAs' pid filter every 400 ms.
+ */
+static const struct {
+	const char *path;
+	long value;
+} numa_scan_knobs[NR_NUMA_SCAN_KNOBS] = {
+	{ NUMA_SCAN_DIR "scan_size_mb", 16 },
+	{ NUMA_SCAN_DIR "scan_delay_ms", 100 },
+	{ NUMA_SCAN_DIR "scan_period_min_ms", 10 },
+	{ NUMA_SCAN_DIR "scan_period_max_ms", 10 },
+};
+
 #define DEMOTION	"/sys/kernel/mm/numa/demotion_enabled"
 #define MIN_FREE	"/proc/sys/vm/min_free_kbytes"
 #define MEMORY_TIERS	"/sys/devices/virtual/memory_tiering"
@@ -406,6 +448,7 @@ FIXTURE(migrc)
 	char broken[128];
 	char numa_balancing;	/* to restore; 0 when not changed */
 	long min_free, demotion; /* nested_reclaim's sysctls; -1: untouched */
+	long numa_scan[NR_NUMA_SCAN_KNOBS]; /* numa_scan_writable's; -1 too */
 };
 
 FIXTURE_SETUP(migrc)
@@ -418,6 +461,8 @@ FIXTURE_SETUP(migrc)
 	break_get(self->broken, sizeof(self->broken));
 	self->min_free = -1;
 	self->demotion = -1;
+	for (size_t i = 0; i < NR_NUMA_SCAN_KNOBS; i++)
+		self->numa_scan[i] = -1;
 	/* NUMA balancing's scans flush and migrate the region themselves. */
 	self->numa_balancing = 0;
 	fd = open(NUMA_BALANCING, O_RDWR);
@@ -501,6 +546,9 @@ FIXTURE_TEARDOWN(migrc)
 
 	stop_readers(&self->r, sum);
 	break_set(self->broken);
+	for (size_t i = 0; i < NR_NUMA_SCAN_KNOBS; i++)
+		if (self->numa_scan[i] >= 0)
+			write_long(numa_scan_knobs[i].path, self->numa_scan[i]);
 	if (self->min_free >= 0)
 		write_long(MIN_FREE, self->min_free);
 	if (self->demotion >= 0)
@@ -1451,6 +1499,130 @@ TEST_F(migrc, lost_write)
 	for (int i = 0; i < nw; i++)
 		free(wr[i].done);
 	munmap(mem, len);
+}
+
+/* Stop once this many PTEs met a pending scan (refused or deferred)... */
+#define NUMA_SCAN_HITS		32
+/* ...or after this long. */
+#define NUMA_SCAN_SECONDS	60
+#define NUMA_SCAN_PAGES		16
+
+struct scan_writer {
+	pthread_t thread;
+	int cpu;
+	volatile uint64_t *word;	/* its own word of the hot page */
+	volatile int *stop;
+	uint64_t done;
+};
+
+static void *scan_write_loop(void *arg)
+{
+	struct scan_writer *w = arg;
+
+	pin(w->cpu);
+	while (!*w->stop) {
+		*w->word += 1;
+		w->done++;
+	}
+	return NULL;
+}
+
+static double seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/*
+ * 14b. A NUMA hinting scan of a writable VMA: it makes writable PTEs
+ * PROT_NONE and flushes when it is done with the VMA. Until then writers on
+ * other CPUs go on storing through their writable TLB entries. A migration
+ * in that window finds a PTE that is not writable but must not defer its
+ * flush, or the writers store into the source after the copy. (A scan of a
+ * VMA without VM_WRITE does not stop deferral: see migrc_numa_scan_begin().)
+ *
+ * Two writers on CPUs 1 and 2 increment their word of the hot page; CPU 0
+ * migrates it alone, back and forth (a one-page batch is copied at once).
+ * The test aid numa_hold makes every scan sleep before its flush, as a scan
+ * preempted between its last page table and its flush would, so that the
+ * window is wide enough for a migration under TCG; reuse_first hands the
+ * sources out again soon, where the shadow checks their data. The PTEs
+ * that met a pending scan (refused, or deferred with the rule broken) show
+ * the window was hit.
+ */
+TEST_F_TIMEOUT(migrc, numa_scan_writable, 300)
+{
+	struct region *r = &self->r;
+	size_t len = NUMA_SCAN_PAGES * r->psize;
+	long c0[NCOUNTERS], c1[NCOUNTERS], moved = 0, lost = 0;
+	long refused = 0, deferred = 0;
+	struct scan_writer w[2];
+	volatile int stop = 0;
+	int node = 0, tries = 0;
+	char aid[160];
+	uint64_t *x;
+	double end;
+
+	if (r->ncpus < 3)
+		SKIP(return, "needs 3 CPUs: two writers and CPU 0");
+	x = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(x, MAP_FAILED);
+	memset(x, 0, len);
+	for (size_t i = 0; i < NR_NUMA_SCAN_KNOBS; i++) {
+		self->numa_scan[i] = read_long(numa_scan_knobs[i].path);
+		if (self->numa_scan[i] < 0)
+			SKIP(return, "no %s (NUMA balancing)",
+			     numa_scan_knobs[i].path);
+		ASSERT_TRUE(write_long(numa_scan_knobs[i].path,
+				       numa_scan_knobs[i].value));
+	}
+	/* Teardown switches NUMA balancing off again (or back on). */
+	if (!self->numa_balancing)
+		self->numa_balancing = '0';
+	snprintf(aid, sizeof(aid), "%s numa_hold reuse_first", self->broken);
+	break_set(aid);
+	ASSERT_TRUE(write_long(NUMA_BALANCING, 1));
+	for (int i = 0; i < 2; i++) {
+		w[i] = (struct scan_writer){ .cpu = i + 1, .stop = &stop,
+					     .word = x + i * 8 };
+		ASSERT_EQ(pthread_create(&w[i].thread, NULL, scan_write_loop,
+					 &w[i]), 0);
+	}
+	counters(c0);
+	end = seconds() + NUMA_SCAN_SECONDS;
+	while (refused + deferred < NUMA_SCAN_HITS && seconds() < end) {
+		node = !node;
+		moved += move_range(r, (char *)x, 1, node);
+		if (++tries % 16)
+			continue;
+		counters(c1);
+		refused = c1[C_REFUSED_PENDING] - c0[C_REFUSED_PENDING];
+		deferred = c1[C_DEFERRED] - c0[C_DEFERRED];
+	}
+	stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i].thread, NULL);
+	EXPECT_TRUE(write_long(NUMA_BALANCING, 0));
+	break_set(self->broken);
+	counters(c1);
+	refused = c1[C_REFUSED_PENDING] - c0[C_REFUSED_PENDING];
+	for (int i = 0; i < 2; i++)
+		lost += w[i].done - x[i * 8];
+	ksft_print_msg("hot page: %ld of %d migrations under 2 writers and NUMA scans (%ld PTE updates)\n",
+		       moved, tries, c1[C_NUMA_PTES] - c0[C_NUMA_PTES]);
+	ksft_print_msg("%ld PTEs refused under a pending scan, %ld pages deferred\n",
+		       refused, c1[C_DEFERRED] - c0[C_DEFERRED]);
+	ksft_print_msg("%ld increments lost\n", lost);
+	EXPECT_EQ(lost, 0);
+	EXPECT_GT(moved, 0);
+	EXPECT_GT(c1[C_NUMA_PTES] - c0[C_NUMA_PTES], 0);
+	if (have_migrc())
+		EXPECT_GT(refused, 0);
+	finish(_metadata, self, moved, false);
+	munmap(x, len);
 }
 
 /* The frame of a present page (0 if not present or unknown). */
