@@ -35,8 +35,8 @@
 #define MIGRC_DEFAULT_SLOTS		64
 #define MIGRC_DEFAULT_MAX_PENDING	65536UL
 
-/* How long the test aid MIGRC_NUMA_HOLD keeps a NUMA scan unflushed. */
-#define MIGRC_NUMA_HOLD_MS		50
+/* How long a test aid (MIGRC_NUMA_HOLD, MIGRC_PUBLISH_HOLD) holds a window. */
+#define MIGRC_HOLD_MS			50
 
 struct migrc_gens migrc_gens = {
 	.latest = ATOMIC64_INIT(0),
@@ -125,6 +125,19 @@ bool migrc_defer_forbidden(void)
 }
 
 /**
+ * migrc_hold - sleep where a test aid widens a race window
+ * @aid: the test aid (MIGRC_NUMA_HOLD, MIGRC_PUBLISH_HOLD)
+ *
+ * Nothing happens unless the aid is set through the break knob
+ * (CONFIG_MIGRC_DEBUG). Task context.
+ */
+void migrc_hold(unsigned int aid)
+{
+	if (migrc_broken(aid))
+		msleep(MIGRC_HOLD_MS);
+}
+
+/**
  * migrc_numa_scan_begin - leave a NUMA hinting scan of a read-only VMA out
  *                         of migrc_wp_pending
  * @vma: the VMA the scan is about to change, mmap_lock held for read
@@ -166,8 +179,7 @@ bool migrc_numa_scan_begin(struct vm_area_struct *vma)
  */
 void migrc_numa_scan_end(struct vm_area_struct *vma, bool read_only)
 {
-	if (migrc_broken(MIGRC_NUMA_HOLD))
-		msleep(MIGRC_NUMA_HOLD_MS);
+	migrc_hold(MIGRC_NUMA_HOLD);
 	if (read_only)
 		migrc_wp_pending_add(vma->vm_mm, 1);
 }
@@ -295,7 +307,7 @@ unsigned int migrc_break_mask;
 
 static const char * const migrc_break_names[] = {
 	"alloc", "write", "dirty", "batched", "reuse_first", "hold_src",
-	"numa_ro", "numa_hold",
+	"numa_ro", "numa_hold", "unpublished", "publish_hold",
 };
 
 /*

@@ -25,7 +25,8 @@
  *
  * Ordering: a stamp is taken (fully ordered) after the PTE was cleared and
  * the architecture made the invalidation visible (x86: the mm's tlb_gen
- * bump), and after the mm's tlb_flush_batched mark; a CPU reads the clock
+ * bump), and after the mark of the mm (its unpublished count, or
+ * tlb_flush_batched); a CPU reads the clock
  * (acquire) after it read the production generation and before the flush.
  * So a CPU whose production record covers a batch also has a shadow record
  * covering the batch's stamps: the shadow never reports a page the
@@ -185,7 +186,7 @@ static void migrc_debug_report(enum migrc_debug_what what, unsigned long pfn,
  *            (at most: see migrc_arch_mm_gen())
  *
  * Called by rmap under the PTE lock, after the architecture added the PTE
- * to the batch and the mm's tlb_flush_batched was bumped.
+ * to the batch and the mm was marked (migrc_ro_note_mm()).
  */
 void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
 		      const struct cpumask *cpus, u64 arch_gen)
@@ -400,7 +401,7 @@ static void migrc_mm_check_cpu(void *arg)
 /**
  * migrc_debug_mm_flushed - check flush_tlb_batched_pending()
  * @mm: the mm whose PTEs the caller is about to change
- * @sampled: the shadow clock read before tlb_flush_batched was
+ * @sampled: the shadow clock read before the mm's marks were
  *
  * No CPU running @mm may still be behind the invalidation of a PTE of @mm
  * that was deferred before @sampled; each CPU of the mm says so itself, in

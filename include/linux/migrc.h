@@ -53,15 +53,17 @@ enum migrc_break {
 	MIGRC_BREAK_ALLOC	= 1U << 0,	/* no flush at allocator exits */
 	MIGRC_BREAK_WRITE	= 1U << 1,	/* no flush before a PTE becomes writable */
 	MIGRC_BREAK_DIRTY	= 1U << 2,	/* defer dirty and writable PTEs too */
-	MIGRC_BREAK_BATCHED	= 1U << 3,	/* no tlb_flush_batched mark */
+	MIGRC_BREAK_BATCHED	= 1U << 3,	/* the RO batch does not mark the mm */
 	MIGRC_REUSE_FIRST	= 1U << 4,	/* pending pages are reused first */
 	MIGRC_HOLD_SRC		= 1U << 5,	/* a speculative ref on sources */
 	MIGRC_BREAK_NUMA_RO	= 1U << 6,	/* every NUMA scan counts as read-only */
 	MIGRC_NUMA_HOLD		= 1U << 7,	/* NUMA scans sleep before the flush */
+	MIGRC_BREAK_UNPUBLISHED	= 1U << 8,	/* unpublished batches go unseen */
+	MIGRC_PUBLISH_HOLD	= 1U << 9,	/* sleep between unmap and publish */
 	/* The safety rules; the others are test aids that break nothing. */
 	MIGRC_BREAK_RULES	= MIGRC_BREAK_ALLOC | MIGRC_BREAK_WRITE |
 				  MIGRC_BREAK_DIRTY | MIGRC_BREAK_BATCHED |
-				  MIGRC_BREAK_NUMA_RO,
+				  MIGRC_BREAK_NUMA_RO | MIGRC_BREAK_UNPUBLISHED,
 };
 
 /* Whether @rule is broken on purpose; constant false without the knob. */
@@ -79,16 +81,25 @@ static inline bool migrc_broken(unsigned int rule)
 }
 #endif
 
+/* The mms a scope tracks by generation; more fall back to tlb_flush_batched. */
+#define MIGRC_SCOPE_MMS		4
+
 /**
  * struct migrc_scope - one migration's claim on its task's read-only batch
  * @owner: this migration owns the batch: it alone unmaps into it and
  *         publishes or flushes it (false for a migration nested in another)
+ * @nr_mms: how many of @mms are set
+ * @mms: the mms with a PTE in the batch, each counted in its
+ *       migrc_ro_unpublished and held by mmgrab() until the batch is
+ *       published or flushed
  *
  * Lives on the stack of migrate_pages_batch(), between migrc_scope_begin()
  * and migrc_scope_end().
  */
 struct migrc_scope {
 	bool owner;
+	unsigned int nr_mms;
+	struct mm_struct *mms[MIGRC_SCOPE_MMS];
 };
 
 /*
@@ -171,6 +182,7 @@ DECLARE_PER_CPU(atomic64_t, migrc_cpu_gen);
 int migrc_rust_init(unsigned int slots, unsigned long max_pending_pages);
 s64 migrc_publish(const struct cpumask *mask, unsigned long nr_pages);
 unsigned int migrc_flush_upto(u64 gen);
+unsigned int migrc_flush_cpus_upto(const struct cpumask *mask, u64 gen);
 void migrc_flush_all(void);
 u64 migrc_decode_page_gen(unsigned long stored);
 bool migrc_enabled(void);
@@ -187,6 +199,8 @@ void migrc_scope_begin(struct migrc_scope *scope);
 u64 migrc_scope_publish(struct migrc_scope *scope, unsigned long nr_pages);
 void migrc_scope_end(struct migrc_scope *scope);
 void migrc_flush_mm_before_write(struct mm_struct *mm);
+
+void migrc_hold(unsigned int aid);
 
 /* NUMA hinting scans: mm/migrc.c. */
 bool migrc_numa_scan_begin(struct vm_area_struct *vma);
@@ -354,9 +368,14 @@ static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr)
 	atomic_add(nr, &mm->migrc_wp_pending);
 }
 
-static inline void migrc_wp_pending_init(struct mm_struct *mm)
+/* A new mm (fork, exec): nothing pending, nothing deferred. */
+static inline void migrc_mm_init(struct mm_struct *mm)
 {
 	atomic_set(&mm->migrc_wp_pending, 0);
+	atomic_set(&mm->migrc_ro_unpublished, 0);
+	atomic64_set(&mm->migrc_ro_gen, 0);
+	atomic_long_set(&mm->migrc_ro_added, 0);
+	atomic_long_set(&mm->migrc_ro_flushed, 0);
 }
 
 /**
@@ -413,7 +432,7 @@ static inline void migrc_flush_before_write(struct mm_struct *mm,
 static inline void migrc_flush_pending(enum migrc_event cause) { }
 static inline void migrc_stat_add(enum migrc_event ev, u64 nr) { }
 static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr) { }
-static inline void migrc_wp_pending_init(struct mm_struct *mm) { }
+static inline void migrc_mm_init(struct mm_struct *mm) { }
 static inline bool migrc_numa_scan_begin(struct vm_area_struct *vma)
 {
 	return false;

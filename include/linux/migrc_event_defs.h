@@ -28,6 +28,8 @@ MIGRC_EVENT(REQUESTS_FOLDED, "requests_folded")	/* batches: pool full */
 MIGRC_EVENT(FORCED_WRITE, "forced_write")		/* a PTE became writable */
 MIGRC_EVENT(FORCED_SRC_BUSY, "forced_src_busy")		/* a source still used */
 MIGRC_EVENT(FORCED_RANGE, "forced_range")		/* offlining, reporting */
+MIGRC_EVENT(FORCED_MM, "forced_mm")			/* an mm's PTEs change */
+MIGRC_EVENT(FORCED_UNPUBLISHED, "forced_unpublished")	/* ... before publication */
 MIGRC_EVENT(ALLOC_WAITS, "alloc_waits")			/* a page left, flush due */
 MIGRC_EVENT(ATOMIC_SKIPS, "atomic_skips")		/* atomic alloc skipped one */
 

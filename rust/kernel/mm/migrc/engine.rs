@@ -248,6 +248,49 @@ impl<P: Platform> Engine<P> {
             });
             g0
         };
+        self.send_and_retire(&mut target, g0, pruned)
+    }
+
+    /// Makes sure no CPU of `mask` can use a stale entry of any request up
+    /// to `need`, leaving the other CPUs alone.
+    ///
+    /// For a flush that one address space needs before its page tables
+    /// change: `mask` holds the CPUs that may run it, `need` the newest
+    /// generation that deferred one of its entries. Only the CPUs of `mask`
+    /// whose flushed generation does not cover `need` are flushed; requests
+    /// whose CPUs are then all clean retire. Same context as
+    /// [`Engine::flush_upto`].
+    pub fn flush_cpus_upto(&self, mask: &Cpumask, need: Gen) -> Flushed {
+        let gens = self.platform.gens();
+        // Rule (R), as in `flush_upto`.
+        if gens.is_retired(need) {
+            return Flushed::Retired;
+        }
+        // Mostly the CPUs of an address space switched or flushed since:
+        // no need to wait for the flusher lock to find that out.
+        if prune::all_clean(mask, need, |c| self.flushed(c)) {
+            self.platform.add(Stat::FlushesPruned, 1);
+            return Flushed::Pruned;
+        }
+        let mut target = self.flusher.lock();
+        if gens.is_retired(need) {
+            return Flushed::Retired;
+        }
+        target.clear_all();
+        // Rule (S), as in `flush_upto`: no request above `g0` is published,
+        // every invalidation up to it is visible to the CPUs flushed below.
+        let g0 = {
+            let _pool = self.pool.lock();
+            gens.latest()
+        };
+        let pruned = prune::add_stale_cpus(&mut target, mask, need, |c| self.flushed(c));
+        self.send_and_retire(&mut target, g0, pruned)
+    }
+
+    /// Flushes the CPUs of `target`, records them clean up to `g0` and
+    /// retires the requests that are clean then. Called with the flusher
+    /// lock held (`target` is its scratch mask).
+    fn send_and_retire(&self, target: &mut Cpumask, g0: Gen, pruned: u32) -> Flushed {
         self.platform.add(Stat::CpusPruned, u64::from(pruned));
         let outcome = match target.weight() {
             0 => {
@@ -255,7 +298,7 @@ impl<P: Platform> Engine<P> {
                 Flushed::Pruned
             }
             n => {
-                self.platform.flush(&target);
+                self.platform.flush(target);
                 for cpu in target.iter() {
                     if let Some(c) = self.platform.cpu(cpu) {
                         c.record_at_least(g0);
@@ -560,6 +603,30 @@ mod tests {
         assert_eq!(e.flush_upto(g2), Flushed::Sent(1));
         assert_eq!(e.platform().flushed_bits.load(Relaxed), 1 << 1);
         assert!(e.is_retired(g3));
+        Ok(())
+    }
+
+    #[test]
+    fn flush_of_some_cpus_prunes_and_retires() -> Result {
+        if nr_cpu_ids() < 3 {
+            return Ok(());
+        }
+        let e = engine(4, 1000)?;
+        let g1 = publish(&e, &[0, 1], 1)?;
+        let g2 = publish(&e, &[2], 1)?;
+        // CPU 1 switched address space after g1.
+        e.platform().cpu(cpu(1)?).ok_or(EINVAL)?.record(g1);
+        // An mm that runs on CPUs 0-1 and deferred up to g1: only CPU 0.
+        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0, 1])?, g1), Flushed::Sent(1));
+        assert_eq!(e.platform().flushed_bits.load(Relaxed), 1);
+        // g1 retired; g2's CPU 2 was left alone.
+        assert!(e.is_retired(g1) && !e.is_retired(g2));
+        assert_eq!(e.pending(), (1, 1));
+        // Asked again: nothing to do.
+        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0, 1])?, g1), Flushed::Retired);
+        // CPU 0 is clean up to the latest generation now: pruned for g2.
+        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0])?, g2), Flushed::Pruned);
+        assert_eq!(flushes(&e), 1);
         Ok(())
     }
 

@@ -217,6 +217,36 @@ pub(crate) unsafe extern "C" fn migrc_flush_upto(gen: u64) -> u32 {
     }
 }
 
+/// Flushes the CPUs of `mask` that may still use a stale entry of a request
+/// up to `gen` (see `Engine::flush_cpus_upto`): the deferred flush of one
+/// mm, before its page tables change.
+///
+/// Returns the number of CPUs a flush was sent to (zero when none was
+/// needed).
+///
+/// # Safety
+///
+/// `mask` must point to a valid `struct cpumask` for the duration of the
+/// call. Same context requirement as [`migrc_flush_upto`].
+#[export]
+pub(crate) unsafe extern "C" fn migrc_flush_cpus_upto(
+    mask: *const bindings::cpumask,
+    gen: u64,
+) -> u32 {
+    let Some(engine) = global() else {
+        return 0;
+    };
+    if mask.is_null() {
+        return 0;
+    }
+    // SAFETY: `mask` is non-null and valid for the call (function safety requirements).
+    let mask = unsafe { Cpumask::from_raw(mask) };
+    match engine.flush_cpus_upto(mask, Gen::from_raw(gen)) {
+        Flushed::Sent(n) => n,
+        _ => 0,
+    }
+}
+
 /// Flushes every pending request.
 ///
 /// # Safety

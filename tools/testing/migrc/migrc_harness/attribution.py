@@ -6,8 +6,9 @@ the IPIs they send (one per CPU asked to run flush_tlb_func()) by kernel
 call chain, innermost frame first. classify() names the cause of a chain;
 the causes fall into three groups:
 
-  migrc        MIGRC's own flushes (a deferred flush done at last) and
-               read-only batches it flushed at once (declined);
+  migrc        MIGRC's own flushes (a deferred flush done at last, for a
+               page or for an mm whose page tables change) and read-only
+               batches it flushed at once (declined);
   migration    the flush of a migration's normal batch, or a migration
                that flushed as it unmapped (PMD-mapped THP, hugetlb);
   other        everything else: flush_tlb_batched_pending() by caller,
@@ -145,6 +146,11 @@ def _migrc_cause(chain: list[str]) -> str | None:
     for prefixes, cause in MIGRC_CALLERS:
         if caller.startswith(prefixes):
             return cause
+    # One mm's deferred entries, flushed before its page tables change
+    # (flush_tlb_batched_pending(), often a tail call that leaves no frame).
+    change = _first(chain, CALLERS)
+    if change:
+        return f"mm change: {change}"
     return f"other ({caller or '?'})"
 
 

@@ -77,6 +77,14 @@ TAIL_CAP = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
              "<migrc_scope_publish<migrate_pages_batch<migrate_pages")
 TAIL_BUSY = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST +
              "<migrate_pages_batch<migrate_pages<migrate_misplaced_folio")
+RUST_MM = ("_RNvMNtNtNtCsl7L7n58I0Vr_6kernel2mm5migrc6engineINtB2_6EngineNtNtB4_"
+           "3ffi14KernelPlatformE15flush_cpus_uptoB8_")
+MM_MUNMAP = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST_MM +
+             "<migrc_flush_cpus_upto<flush_tlb_batched_pending<zap_pte_range<"
+             "unmap_page_range<unmap_vmas<vms_clear_ptes<"
+             "vms_complete_munmap_vmas<do_vmi_munmap")
+MM_UNPUBLISHED = ("smp_call_function_many_cond<tlbbatch_flush_cpus<"
+                  "change_protection<mprotect_fixup<do_mprotect_pkey")
 INLINE_RO = ("native_flush_tlb_multi<tlbbatch_flush_cpus<arch_tlbbatch_flush<"
              "migrate_pages_batch<migrate_pages<do_migrate_pages")
 INLINE_DEMOTE = ("native_flush_tlb_multi<tlbbatch_flush_cpus<"
@@ -111,6 +119,8 @@ EXPECTED = (
     (INLINE_RO, ("migrc", "migrc: read-only batch flushed at once")),
     (INLINE_DEMOTE, ("migration", "migration batch: demotion")),
     (KSWAPD_UNMAP, ("other", "unmap batch: shrink_folio_list")),
+    (MM_MUNMAP, ("migrc", "migrc: mm change: munmap")),
+    (MM_UNPUBLISHED, ("migrc", "migrc: mm change: mprotect")),
 )
 
 

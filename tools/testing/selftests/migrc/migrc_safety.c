@@ -54,6 +54,7 @@
 #define NEWER		0x7265776572776572ULL	/* "rewerwer" */
 #define BREAK_FILE	"/sys/kernel/debug/migrc/break"
 #define STATE_FILE	"/sys/kernel/debug/migrc/state"
+#define ENABLED_FILE	"/sys/kernel/mm/migrc/enabled"
 #define NPAGES		1024		/* 4 MiB: two migration batches */
 #define MAX_READERS	64
 #define MAX_PHASE	8
@@ -240,12 +241,13 @@ static void write_all(struct region *r)
 /* /proc/vmstat counters each test reports, read without malloc(). */
 enum { C_DEFERRED, C_SENT, C_WRITE, C_RANGE, C_BUSY, C_DEBUG, C_DECLINED,
 	C_DECLINED_ARCH, C_NESTED, C_DEMOTED, C_REFUSED_PENDING, C_NUMA_PTES,
-	NCOUNTERS };
+	C_UNPUBLISHED, NCOUNTERS };
 static const char * const counter_names[NCOUNTERS] = {
 	"migrc_pages_deferred", "migrc_flushes_sent", "migrc_forced_write",
 	"migrc_forced_range", "migrc_forced_src_busy", "migrc_debug_stale",
 	"migrc_declined_debug", "migrc_declined_arch", "migrc_nested",
 	"pgdemote_direct", "migrc_refused_flush_pending", "numa_pte_updates",
+	"migrc_forced_unpublished",
 };
 
 static void counters(long *c)
@@ -276,7 +278,7 @@ static void counters(long *c)
 static bool have_migrc(void)
 {
 	char c = '0';
-	int fd = open("/sys/kernel/mm/migrc/enabled", O_RDONLY);
+	int fd = open(ENABLED_FILE, O_RDONLY);
 
 	if (fd < 0)
 		return false;
@@ -288,7 +290,7 @@ static bool have_migrc(void)
 
 /* Words of the break knob that are test aids, not safety rules. */
 static const char * const test_aids[] = {
-	"reuse_first", "hold_src", "numa_hold",
+	"reuse_first", "hold_src", "numa_hold", "publish_hold",
 };
 
 static bool is_test_aid(const char *word, size_t len)
@@ -1256,11 +1258,10 @@ struct replacer {
 	volatile int go, done, hit, replaced, quit;
 };
 
-/* Whether the PTE of a page is a swap-type entry (migration entry). */
-static bool unmapped(struct replacer *rp, size_t page)
+/* Whether the PTE of a page of @r is a swap-type (migration) entry. */
+static bool migrating(int pagemap, struct region *r, size_t page)
 {
-	uint64_t e = pagemap_entry(rp->pagemap, rp->r->mem + page * rp->r->psize,
-				   rp->r->psize);
+	uint64_t e = pagemap_entry(pagemap, r->mem + page * r->psize, r->psize);
 
 	return (e >> 62) & 1;
 }
@@ -1274,7 +1275,8 @@ static void *replace_when_unmapped(void *arg)
 	while (!rp->go)
 		sched_yield();
 	while (!rp->done && !rp->hit)
-		rp->hit = unmapped(rp, rp->lo) && unmapped(rp, rp->hi - 1);
+		rp->hit = migrating(rp->pagemap, r, rp->lo) &&
+			  migrating(rp->pagemap, r, rp->hi - 1);
 	if (mmap(r->mem + rp->lo * r->psize, (rp->hi - rp->lo) * r->psize,
 		 PROT_READ, MAP_SHARED | MAP_FIXED, rp->fd,
 		 rp->lo * r->psize) == MAP_FAILED)
@@ -1351,6 +1353,173 @@ TEST_F(migrc, range_race)
 	close(rp.fd);
 	close(rp.pagemap);
 	free(buf);
+}
+
+/*
+ * 11b. The window between unmap and publication. With the test aid
+ * publish_hold, a migration sleeps 50 ms once every folio of a batch is
+ * unmapped, before it publishes the read-only batch: until then the mm
+ * counts the batch as unpublished, and its generation does not cover it.
+ * A thread replaces 32 pages of the first batch in that window (once
+ * pagemap shows the first and the last page of the batch unmapped);
+ * readers on the other CPUs check those pages. The zap finds migration
+ * entries only, so it sends no flush of its own: flush_tlb_batched_pending()
+ * must flush every CPU of the mm because of the count (rule unpublished),
+ * or the readers go on reading the old frames through the new mapping.
+ * The replacement can come late: a reader that faulted on a migration
+ * entry holds the VMA's lock until the migration is done. So each try
+ * replaces the next 32 pages, until migrc_forced_unpublished shows one
+ * met an unpublished batch. Each try first retires every deferred flush,
+ * so that an older generation of the mm cannot make the change flush.
+ */
+#define WINDOW_PAGES	32
+#define BATCH_PAGES	512
+
+enum window_op { WINDOW_MUNMAP, WINDOW_MAP_FIXED };
+
+struct windower {
+	struct region *r;
+	enum window_op op;
+	size_t lo;			/* the first page replaced */
+	int fd, pagemap;
+	volatile int go, done, hit, changed, failed, quit;
+};
+
+/*
+ * Between munmap() and the new mmap() a reader faults: it waits for the
+ * new mapping and reads again (returning retries the access).
+ */
+static volatile int window_remapped;
+
+static void wait_for_remap(int sig)
+{
+	while (!window_remapped)
+		sched_yield();
+}
+
+static void *change_in_window(void *arg)
+{
+	struct windower *w = arg;
+	struct region *r = w->r;
+	size_t len = WINDOW_PAGES * r->psize;
+	char *at = r->mem + w->lo * r->psize;
+	off_t off = w->lo * r->psize;
+
+	pin(1);
+	while (!w->go)
+		sched_yield();
+	while (!w->done && !w->hit)
+		w->hit = migrating(w->pagemap, r, 0) &&
+			 migrating(w->pagemap, r, BATCH_PAGES - 1);
+	if (w->op == WINDOW_MUNMAP)
+		w->failed = munmap(at, len) ||
+			    mmap(at, len, PROT_READ, MAP_SHARED |
+				 MAP_FIXED_NOREPLACE, w->fd, off) != at;
+	else
+		w->failed = mmap(at, len, PROT_READ, MAP_SHARED | MAP_FIXED,
+				 w->fd, off) != at;
+	window_remapped = 1;
+	__atomic_store_n(&r->phase, r->last, __ATOMIC_RELEASE);
+	w->changed = 1;
+	/* Stay: an exiting thread leaves its CPU lazy (see range_race). */
+	while (!w->quit)
+		usleep(1000);
+	return NULL;
+}
+
+/*
+ * Retire every deferred flush: switching MIGRC off flushes what is
+ * pending. Then the mm's generation is retired, and only the count of
+ * unpublished batches can make the next change flush.
+ */
+static void retire_all(void)
+{
+	if (have_migrc() && write_long(ENABLED_FILE, 0))
+		write_long(ENABLED_FILE, 1);
+}
+
+static void window_race(struct __test_metadata *_metadata,
+			FIXTURE_DATA(migrc) *self, enum window_op op)
+{
+	struct region *r = &self->r;
+	size_t len = MAX_PHASE * WINDOW_PAGES * r->psize;
+	struct windower w[MAX_PHASE];
+	struct sigaction retry = { .sa_handler = wait_for_remap }, old;
+	uint64_t *buf = malloc(len);
+	long c0[NCOUNTERS], c1[NCOUNTERS], migrated = 0, met = 0;
+	int fd, pagemap, tries = 0, hits = 0;
+	char aid[160];
+	pthread_t t[MAX_PHASE];
+
+	ASSERT_NE(buf, NULL);
+	ASSERT_GE(r->npages, (size_t)BATCH_PAGES);
+	fd = memfd_create("migrc-window", 0);
+	pagemap = open("/proc/self/pagemap", O_RDONLY);
+	ASSERT_GE(fd, 0);
+	ASSERT_GE(pagemap, 0);
+	for (size_t i = 0; i < len / sizeof(*buf); i++)
+		buf[i] = NEWDATA;
+	ASSERT_EQ(pwrite(fd, buf, len, 0), (ssize_t)len);
+	memset(r->since, MAX_PHASE + 1, sizeof(r->since));
+	ASSERT_EQ(sigaction(SIGSEGV, &retry, &old), 0);
+	snprintf(aid, sizeof(aid), "%s publish_hold", self->broken);
+	break_set(aid);
+	while (!met && tries < MAX_PHASE) {
+		struct windower *wt = &w[tries];
+		size_t lo = tries * WINDOW_PAGES;
+
+		*wt = (struct windower){ .r = r, .op = op, .lo = lo,
+					 .fd = fd, .pagemap = pagemap };
+		memset(r->since + lo, r->last + 1, WINDOW_PAGES);
+		declare(r, NEWDATA);
+		/* Readers keep these pages in their TLBs; see range_race. */
+		r->scan_lo = lo;
+		r->scan_hi = lo + WINDOW_PAGES;
+		window_remapped = 0;
+		ASSERT_EQ(pthread_create(&t[tries], NULL, change_in_window,
+					 wt), 0);
+		tries++;
+		retire_all();
+		usleep(50000);
+		counters(c0);
+		wt->go = 1;
+		migrated += migrate(r);
+		wt->done = 1;
+		while (!wt->changed)
+			usleep(1000);
+		counters(c1);
+		EXPECT_EQ(wt->failed, 0);
+		/* The thread may not have run while the pages migrated. */
+		hits += wt->hit;
+		met = c1[C_UNPUBLISHED] - c0[C_UNPUBLISHED];
+		usleep(100000);
+	}
+	break_set(self->broken);
+	ksft_print_msg("%d tries, %d replaced pages while they migrated; the last one: %ld flushes of a batch not published yet\n",
+		       tries, hits, met);
+	/* Otherwise the test did not test the window. */
+	if (have_migrc())
+		EXPECT_GT(met, 0);
+	usleep(200000);
+	finish(_metadata, self, migrated, true);
+	sigaction(SIGSEGV, &old, NULL);
+	for (int i = 0; i < tries; i++) {
+		w[i].quit = 1;
+		pthread_join(t[i], NULL);
+	}
+	close(fd);
+	close(pagemap);
+	free(buf);
+}
+
+TEST_F(migrc, window_munmap)
+{
+	window_race(_metadata, self, WINDOW_MUNMAP);
+}
+
+TEST_F(migrc, window_map_fixed)
+{
+	window_race(_metadata, self, WINDOW_MAP_FIXED);
 }
 
 /*
