@@ -383,8 +383,10 @@ static inline void migrc_mm_init(struct mm_struct *mm)
  * @mm: the mm of the PTE in question
  *
  * As mm_tlb_flush_pending(), and with the same guarantee: called under the
- * PTL of a PTE, it returns true if a change of that PTE which may have left
- * a writable TLB entry behind is not flushed yet.
+ * PTL of a PTE, it sees any change of that PTE that is not flushed yet.
+ *
+ * Return: true if a change of the PTE that may have left a writable TLB
+ * entry behind is not flushed yet.
  */
 static inline bool migrc_wp_pending(const struct mm_struct *mm)
 {
