@@ -121,6 +121,10 @@ EXPECTED = (
     (KSWAPD_UNMAP, ("other", "unmap batch: shrink_folio_list")),
     (MM_MUNMAP, ("migrc", "migrc: mm change: munmap")),
     (MM_UNPUBLISHED, ("migrc", "migrc: mm change: mprotect")),
+    ("tlbbatch_flush_cpus<" + RUST + "<numa_rebuild_single_mapping<"
+     "handle_mm_fault", ("migrc", "migrc: forced write")),
+    ("tlbbatch_flush_cpus<" + RUST + "<process_scheduled_works<"
+     "worker_thread<kthread", ("migrc", "migrc: kicked")),
 )
 
 
