@@ -37,6 +37,8 @@
 
 /* How long a test aid (MIGRC_NUMA_HOLD, MIGRC_PUBLISH_HOLD) holds a window. */
 #define MIGRC_HOLD_MS			50
+/* How long an allocation's skip of pending blocks waits to flush them. */
+#define MIGRC_KICK_DELAY_MS		50
 
 struct migrc_gens migrc_gens = {
 	.latest = ATOMIC64_INIT(0),
@@ -52,6 +54,40 @@ DEFINE_PER_CPU(atomic64_t, migrc_cpu_gen);
 static bool migrc_can_flush(void)
 {
 	return in_task() && !irqs_disabled();
+}
+
+/*
+ * Flush what is still pending, for allocations that had to skip pages. The
+ * flush is pruned: CPUs whose own flushes covered a generation since are
+ * not asked again, so waiting first costs nothing here.
+ */
+static void migrc_flush_work_fn(struct work_struct *work)
+{
+	migrc_flush_all();
+}
+
+static DECLARE_DELAYED_WORK(migrc_flush_work, migrc_flush_work_fn);
+
+/**
+ * migrc_kick_flush - have every pending flush done soon, from any context
+ *
+ * The flush waits MIGRC_KICK_DELAY_MS: a skipped block is not lost, only
+ * unavailable to allocations that cannot flush, and meanwhile the flushes
+ * every kernel sends anyway (a migration's normal batch, a context switch
+ * that flushes) retire most generations, so the worker sends fewer IPIs or
+ * none. Not from NMI (queueing takes locks).
+ */
+void migrc_kick_flush(void)
+{
+	if (!delayed_work_pending(&migrc_flush_work))
+		queue_delayed_work(system_unbound_wq, &migrc_flush_work,
+				   msecs_to_jiffies(MIGRC_KICK_DELAY_MS));
+}
+
+/* Where a page could not be made safe: flush without waiting. */
+static void migrc_kick_flush_now(void)
+{
+	mod_delayed_work(system_unbound_wq, &migrc_flush_work, 0);
 }
 
 /**
@@ -74,7 +110,7 @@ void migrc_page_flush(struct page *page, unsigned long gen)
 	migrc_count(MIGRC_EV_UNSAFE_ALLOC);
 	WARN_ONCE(1, "migrc: pfn %#lx (gen %lu) handed out where no flush is possible\n",
 		  page_to_pfn(page), gen);
-	migrc_kick_flush();
+	migrc_kick_flush_now();
 }
 
 /**
@@ -182,25 +218,6 @@ void migrc_numa_scan_end(struct vm_area_struct *vma, bool read_only)
 	migrc_hold(MIGRC_NUMA_HOLD);
 	if (read_only)
 		migrc_wp_pending_add(vma->vm_mm, 1);
-}
-
-/* Flush everything pending, for allocations that had to skip pages. */
-static void migrc_flush_work_fn(struct work_struct *work)
-{
-	migrc_flush_all();
-}
-
-static DECLARE_WORK(migrc_flush_work, migrc_flush_work_fn);
-
-/**
- * migrc_kick_flush - have every pending flush done soon, from any context
- *
- * Not from NMI (queue_work() takes locks).
- */
-void migrc_kick_flush(void)
-{
-	if (!work_pending(&migrc_flush_work))
-		queue_work(system_unbound_wq, &migrc_flush_work);
 }
 
 /**

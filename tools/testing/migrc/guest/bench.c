@@ -22,12 +22,23 @@
  *                              after the fill. One sweep of warm-up, then
  *                              $BENCH_MARK runs, then LOOKUPS are timed;
  *                              ops = lookups
+ *   demote-ro MIB HOT_MIB ROUNDS
+ *                              a read-only region of MIB on node 0 whose
+ *                              first HOT_MIB readers on CPUs 1..n-1 read
+ *                              at random; every round CPU 0 fills node 0
+ *                              with locked memory, so reclaim demotes
+ *                              most of the cold part, frees it and brings
+ *                              the region back with move_pages(); ops =
+ *                              words read (NUMA balancing is off)
  *   alloc MIB ROUNDS           mmap, touch every page, munmap; ops = pages
+ *   fault MIB ROUNDS           the same, timing only the first touches
+ *   unmap MIB ROUNDS           the same, timing only the munmap() calls
  *   write MIB COUNT            pwrite() 4 KiB blocks round a tmpfs file of
  *                              MIB; ops = writes
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/mempolicy.h>
 #include <pthread.h>
 #include <sched.h>
 #include <spawn.h>
@@ -263,11 +274,148 @@ static int run_tiering(size_t mib, size_t window_mib,
 	return 0;
 }
 
-static int alloc_path(size_t mib, int rounds)
+/*
+ * demote-ro: reclaim (kswapd and direct) demoting a read-only region that
+ * stays in use, with NUMA balancing off. The locked filler cannot be
+ * demoted itself, so what reclaim moves to node 1 to make room for it is
+ * the region's cold part (the oldest pages on node 0's LRU);
+ * move_pages() brings it back. Both migrations unmap read-only PTEs only.
+ */
+static long node0_free_mib(void)
+{
+	FILE *f = fopen("/sys/devices/system/node/node0/meminfo", "r");
+	char line[128];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node 0 MemFree: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb >> 10;
+}
+
+static void *hot_loop(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t x = 0x9e3779b97f4a7c15ULL * (w->cpu + 1), sum = 0;
+	const volatile uint64_t *p = (const volatile uint64_t *)w->mem;
+	size_t words = w->len / 8;
+
+	pin(w->cpu);
+	while (!*w->stop) {
+		for (int i = 0; i < 4096; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			sum += p[(x >> 11) % words];
+		}
+		w->ops += 4096;
+	}
+	return (void *)(uintptr_t)sum;
+}
+
+static int demote_ro(size_t mib, size_t hot_mib, int rounds)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), n = 0;
+	size_t len = mib << 20, pages = len / psize;
+	void **addr = calloc(pages, sizeof(*addr));
+	int *node = calloc(pages, sizeof(*node));
+	int *status = calloc(pages, sizeof(*status));
+	unsigned long long ops = 0, demoted = 0;
+	struct worker w[MAX_THREADS];
+	volatile int stop = 0;
+	char *mem = map_region(len);
+	char more[96];
+	double t0, secs;
+
+	if (!addr || !node || !status || hot_mib > mib) {
+		fprintf(stderr, "demote-ro: bad arguments\n");
+		return 2;
+	}
+	pin(0);
+	for (size_t i = 0; i < pages; i++) {
+		memset(mem + i * psize, (int)i, psize);
+		addr[i] = mem + i * psize;
+	}
+	mprotect(mem, len, PROT_READ);
+	for (int i = 1; i < ncpu && n < MAX_THREADS; i++, n++) {
+		w[n] = (struct worker){ .cpu = i, .mem = mem,
+					.len = hot_mib << 20, .stop = &stop };
+		pthread_create(&w[n].thread, NULL, hot_loop, &w[n]);
+	}
+	measure_mark();
+	t0 = now();
+	for (int r = 0; r < rounds; r++) {
+		/*
+		 * Bound to node 0 and locked: reclaim there must demote three
+		 * quarters of the cold part to make room, and cannot take
+		 * the filler instead.
+		 */
+		long fill = node0_free_mib() + (long)(mib - hot_mib) * 3 / 4;
+		unsigned long node0 = 1;
+		char *filler;
+		long rc;
+
+		if (fill <= 0 || syscall(SYS_set_mempolicy, MPOL_BIND, &node0,
+					 8 * sizeof(node0) + 1)) {
+			fprintf(stderr, "demote-ro: cannot bind the filler\n");
+			return 2;
+		}
+		filler = mmap(NULL, (size_t)fill << 20, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED |
+			      MAP_POPULATE, -1, 0);
+		syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0);
+		if (filler == MAP_FAILED) {
+			perror("demote-ro: filler");
+			return 2;
+		}
+		munmap(filler, (size_t)fill << 20);
+		/* Where the region is now (no move): the pages demoted. */
+		if (syscall(SYS_move_pages, 0, pages, addr, NULL, status, 0)) {
+			perror("demote-ro: move_pages");
+			return 2;
+		}
+		for (size_t i = 0; i < pages; i++) {
+			demoted += status[i] == 1;
+			node[i] = 0;
+		}
+		rc = syscall(SYS_move_pages, 0, pages, addr, node, status,
+			     MPOL_MF_MOVE);
+		if (rc < 0) {
+			perror("demote-ro: move_pages");
+			return 2;
+		}
+	}
+	secs = now() - t0;
+	stop = 1;
+	for (int i = 0; i < n; i++) {
+		pthread_join(w[i].thread, NULL);
+		ops += w[i].ops;
+	}
+	snprintf(more, sizeof(more), "rounds=%d readers=%d hot_mib=%zu demoted=%llu",
+		 rounds, n, hot_mib, demoted);
+	report("demote-ro", ops, secs, more);
+	free(addr);
+	free(node);
+	free(status);
+	return 0;
+}
+
+/*
+ * alloc-path, fault-path and unmap-path: the same loop of fresh anonymous
+ * memory (mmap, first touch of every page, munmap); each times its part,
+ * and reports pages per second.
+ */
+enum alloc_phase { PHASE_ALL, PHASE_FAULT, PHASE_UNMAP };
+
+static int alloc_path(const char *scenario, enum alloc_phase phase,
+		      size_t mib, int rounds)
 {
 	size_t len = mib << 20;
 	unsigned long long ops = 0;
-	double t0 = now();
+	double secs = 0, t0 = now(), t1;
 
 	pin(0);
 	for (int r = 0; r < rounds; r++) {
@@ -279,11 +427,19 @@ static int alloc_path(size_t mib, int rounds)
 			return 2;
 		}
 		madvise(m, len, MADV_NOHUGEPAGE);
+		t1 = now();
 		for (size_t i = 0; i < len; i += psize, ops++)
 			m[i] = 1;
+		if (phase == PHASE_FAULT)
+			secs += now() - t1;
+		t1 = now();
 		munmap(m, len);
+		if (phase == PHASE_UNMAP)
+			secs += now() - t1;
 	}
-	report("alloc-path", ops, now() - t0, "");
+	if (phase == PHASE_ALL)
+		secs = now() - t0;
+	report(scenario, ops, secs, "");
 	return 0;
 }
 
@@ -324,15 +480,26 @@ int main(int argc, char **argv)
 			       strtoull(argv[4], NULL, 0),
 			       strtoull(argv[5], NULL, 0), atoi(argv[6]),
 			       argc >= 8 && !strcmp(argv[7], "ro"));
+	if (argc >= 5 && !strcmp(argv[1], "demote-ro"))
+		return demote_ro(strtoul(argv[2], NULL, 0),
+				 strtoul(argv[3], NULL, 0), atoi(argv[4]));
 	if (argc >= 4 && !strcmp(argv[1], "alloc"))
-		return alloc_path(strtoul(argv[2], NULL, 0), atoi(argv[3]));
+		return alloc_path("alloc-path", PHASE_ALL,
+				  strtoul(argv[2], NULL, 0), atoi(argv[3]));
+	if (argc >= 4 && !strcmp(argv[1], "fault"))
+		return alloc_path("fault-path", PHASE_FAULT,
+				  strtoul(argv[2], NULL, 0), atoi(argv[3]));
+	if (argc >= 4 && !strcmp(argv[1], "unmap"))
+		return alloc_path("munmap-path", PHASE_UNMAP,
+				  strtoul(argv[2], NULL, 0), atoi(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "write"))
 		return write_path(strtoul(argv[2], NULL, 0),
 				  strtoull(argv[3], NULL, 0));
 	fprintf(stderr, "usage: %s SCENARIO ARGS...\n%s", argv[0],
 		"  migrate MIB ROUNDS\n"
 		"  tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT [ro]\n"
-		"  alloc MIB ROUNDS\n"
+		"  demote-ro MIB HOT_MIB ROUNDS\n"
+		"  alloc|fault|unmap MIB ROUNDS\n"
 		"  write MIB COUNT\n");
 	return 2;
 }

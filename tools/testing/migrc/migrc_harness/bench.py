@@ -9,6 +9,7 @@ Results: a table on stdout, build/bench/results.json, build/bench/results.png.
 """
 
 import json
+import math
 import re
 import shutil
 import statistics
@@ -19,8 +20,13 @@ from pathlib import Path
 from . import attribution, kbuild, runner, vm
 from .common import BUILD, HarnessError, log
 
-SCENARIOS = ["migrate", "tiering", "tiering-ro", "tiering-write", "alloc-path",
-             "write-path"]
+# The default run: the migration workloads, 3 repetitions, one boot per
+# kernel and repetition running them all.
+SCENARIOS = ["migrate", "tiering", "tiering-ro", "tiering-write", "demote-ro"]
+# MICRO=1: the paths MIGRC must not slow down, each in its own boot, 10 + 10
+# alternating boots; the verdict is a 95% confidence interval of the ratio.
+MICRO = ["alloc-path", "fault-path", "munmap-path", "write-path"]
+MICRO_REPS = 10
 KERNELS = ["vanilla", "migrc"]
 METRICS = ["tlb_shootdowns", "nr_tlb_remote_flush",
            "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
@@ -70,6 +76,52 @@ def _parse(guest):
     return runs
 
 
+# Two-sided 95% quantiles of Student's t, by degrees of freedom (1..30).
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
+        2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+        2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052,
+        2.048, 2.045, 2.042]
+
+
+def ratio_ci(per, metric="ops_per_s"):
+    """MIGRC over vanilla for one metric of runs that alternated: the ratio
+    of the medians, and a 95% confidence interval of the ratio from the
+    paired log ratios of neighbouring boots (a t interval, exponentiated:
+    pairing cancels the drift the alternation exposes)."""
+    van = [r[metric] for r in per["vanilla"] if r.get(metric)]
+    mig = [r[metric] for r in per["migrc"] if r.get(metric)]
+    logs = [math.log(m / v) for v, m in zip(van, mig)]
+    out = {"metric": metric, "pairs": len(logs),
+           "vanilla_median": statistics.median(van) if van else None,
+           "migrc_median": statistics.median(mig) if mig else None}
+    if van and mig:
+        out["ratio_of_medians"] = out["migrc_median"] / out["vanilla_median"]
+    if len(logs) >= 2:
+        mean = statistics.fmean(logs)
+        half = T975[min(len(logs) - 1, len(T975)) - 1] * \
+            statistics.stdev(logs) / math.sqrt(len(logs))
+        out["ratio_mean"] = math.exp(mean)
+        out["ci95"] = [math.exp(mean - half), math.exp(mean + half)]
+    return out
+
+
+def _ratio_table(doc):
+    """One line per scenario: medians, their ratio and its 95% interval;
+    'slower' only when the whole interval lies below 1."""
+    print(f"{doc['repetitions']} + {doc['repetitions']} alternating boots, "
+          "one scenario per boot")
+    print(f"{'scenario':13} {'vanilla ops/s':>14} {'migrc ops/s':>14} "
+          f"{'ratio':>8} {'95% CI':>17}  verdict")
+    for sc, r in doc["ratios"].items():
+        if "ci95" not in r:
+            continue
+        lo, hi = r["ci95"]
+        verdict = ("slower" if hi < 1 else "faster" if lo > 1 else
+                   "no difference shown")
+        print(f"{sc:13} {r['vanilla_median']:14.5g} {r['migrc_median']:14.5g} "
+              f"{r['ratio_of_medians']:8.4f} [{lo:.4f}, {hi:.4f}]  {verdict}")
+
+
 class _Progress:
     """One line per step: kernel, repetition, scenario, time spent and an
     estimate of the time left (from the boots done so far)."""
@@ -95,7 +147,7 @@ class _Progress:
             return
         m = re.search(r"bench: (\S+) starts$", line)
         if m:
-            rep, kernel = self.steps[self.step]
+            rep, kernel = self.steps[self.step][:2]
             done = (time.monotonic() - self.t0) / 60
             log(f"  {kernel} {rep + 1}: {m.group(1)} ({done:.1f} min, "
                 f"{self.left()})")
@@ -134,11 +186,13 @@ def _has_interp(p):
 
 
 def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
-          kernels=None):
+          kernels=None, micro=False):
     OUT.mkdir(parents=True, exist_ok=True)
     if workload:
         workload = _check_workload(workload)
-    scenarios = _pick(scenarios, SCENARIOS, "scenarios")
+    default = MICRO if micro else SCENARIOS
+    scenarios = _pick(scenarios, SCENARIOS + MICRO, "scenarios") \
+        if scenarios else list(default)
     kernels = _pick(kernels, KERNELS, "kernels")
     builds = {k: kbuild.Build("bench", k) for k in KERNELS}
     images = {k: builds[k].build() for k in kernels}
@@ -154,24 +208,29 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
     initrd = vm.build_initramfs(
         progs, name="initramfs-bench",
         files={"/migrc/user-args": args + "\n"} if workload else None)
-    reps = reps or (1 if quick else 3)
-    append = f"harness.bench={':'.join(scenarios)}" + \
-        (" harness.quick=1" if quick else "")
+    reps = reps or (1 if quick else MICRO_REPS if micro else 3)
     results = {s: {k: [] for k in kernels} for s in scenarios}
-    steps = [(r, k) for r in range(reps) for k in kernels]
+    # One boot per (repetition, kernel) runs every scenario; MICRO=1 boots
+    # once per scenario as well, so no scenario runs after another's
+    # leftovers. Kernels alternate within a repetition to cancel drift.
+    groups = [[sc] for sc in scenarios] if micro else [scenarios]
+    steps = [(r, k, g) for r in range(reps) for g in groups for k in kernels]
     progress = _Progress(steps)
-    for i, (rep, kernel) in enumerate(steps):
+    for i, (rep, kernel, group) in enumerate(steps):
         progress.boot(i)
         log(f"bench {i + 1}/{len(steps)}: boot {kernel}, repetition "
             f"{rep + 1} ({(time.monotonic() - progress.t0) / 60:.1f} min, "
             f"{progress.left()})")
+        append = f"harness.bench={':'.join(group)}" + \
+            (" harness.quick=1" if quick or micro else "")
+        name = f"{kernel}-{rep}" + (f"-{group[0]}" if micro else "")
         guest = vm.boot(images[kernel], initrd, ["bench"], 3600,
-                        BUILD / "logs" / f"console-bench-{kernel}-{rep}.log",
+                        BUILD / "logs" / f"console-bench-{name}.log",
                         extra_append=append, echo=progress.echo)
         verdict = guest.stages.get("bench", ("missing", None))[0]
         if verdict != "pass" or guest.reports:
             raise HarnessError(f"bench boot of {kernel} failed ({verdict}); "
-                               f"see build/logs/console-bench-{kernel}-{rep}.log")
+                               f"see build/logs/console-bench-{name}.log")
         for sc, vals in _parse(guest).items():
             log(f"  {sc}: " + ", ".join(
                 f"{m}={vals[m]:g}" for m in ("tlb_shootdowns", "ops_per_s",
@@ -182,11 +241,18 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
                     "attribution is incomplete")
             results[sc][kernel].append(vals)
     doc = _summarize(results, reps)
-    (OUT / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
-    _table(doc)
-    _cause_table(doc)
-    _chart(doc)
-    log(f"results: {OUT / 'results.json'}")
+    out = OUT / ("results-micro.json" if micro else "results.json")
+    if micro:
+        doc["ratios"] = {sc: ratio_ci(per) for sc, per in results.items()
+                         if all(per.get(k) for k in KERNELS)}
+        out.write_text(json.dumps(doc, indent=1) + "\n")
+        _ratio_table(doc)
+    else:
+        out.write_text(json.dumps(doc, indent=1) + "\n")
+        _table(doc)
+        _cause_table(doc)
+        _chart(doc)
+    log(f"results: {out}")
     return 0
 
 

@@ -30,6 +30,9 @@ def main(argv=None):
                     "instead of the default plan ('' = KUnit only)")
     be = sub.add_parser("bench", help="vanilla vs MIGRC on the tiered VM")
     be.add_argument("--quick", action="store_true")
+    be.add_argument("--micro", action="store_true",
+                    help="the fast paths, one scenario per boot, 10 + 10 "
+                    "boots, 95%% confidence interval of the ratio")
     be.add_argument("--reps", type=int)
     be.add_argument("--workload", help="a static binary to run as well")
     be.add_argument("--args", default="", help="its arguments")
@@ -69,7 +72,7 @@ def main(argv=None):
             return bench.bench(quick=args.quick, reps=args.reps,
                                workload=args.workload, args=args.args,
                                scenarios=args.scenarios,
-                               kernels=args.kernels)
+                               kernels=args.kernels, micro=args.micro)
         elif args.cmd == "lint":
             return runner.lint_only()
         elif args.cmd == "patches":

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the benchmark statistics (migrc_harness.bench.ratio_ci)."""
+
+import math
+import unittest
+
+from migrc_harness import bench
+
+
+def runs(values):
+    return [{"ops_per_s": v} for v in values]
+
+
+class RatioCI(unittest.TestCase):
+    def test_equal_kernels_interval_holds_one(self):
+        van = [100, 103, 98, 101, 99, 102, 100, 97, 104, 100]
+        mig = [101, 102, 99, 100, 100, 101, 99, 98, 103, 101]
+        r = bench.ratio_ci({"vanilla": runs(van), "migrc": runs(mig)})
+        self.assertEqual(r["pairs"], 10)
+        lo, hi = r["ci95"]
+        self.assertLess(lo, 1.0)
+        self.assertGreater(hi, 1.0)
+        self.assertLess(hi - lo, 0.03)
+
+    def test_slower_kernel_interval_below_one(self):
+        van = [100, 103, 98, 101, 99, 102, 100, 97, 104, 100]
+        mig = [v * 0.95 for v in van]
+        r = bench.ratio_ci({"vanilla": runs(van), "migrc": runs(mig)})
+        self.assertAlmostEqual(r["ratio_mean"], 0.95)
+        self.assertAlmostEqual(r["ratio_of_medians"], 0.95)
+        # Every pair has the same ratio: the interval is that ratio.
+        self.assertAlmostEqual(r["ci95"][0], 0.95)
+        self.assertAlmostEqual(r["ci95"][1], 0.95)
+
+    def test_interval_width_uses_t_quantile(self):
+        # Log ratios +d and -d alternately: mean 0, sd = d * sqrt(n / (n-1)).
+        d, n = 0.01, 4
+        van = [1.0] * n
+        mig = [math.exp(d if i % 2 else -d) for i in range(n)]
+        r = bench.ratio_ci({"vanilla": runs(van), "migrc": runs(mig)})
+        half = 3.182 * d * math.sqrt(n / (n - 1)) / math.sqrt(n)
+        self.assertAlmostEqual(math.log(r["ci95"][1]), half)
+        self.assertAlmostEqual(math.log(r["ci95"][0]), -half)
+
+    def test_one_pair_has_no_interval(self):
+        r = bench.ratio_ci({"vanilla": runs([1.0]), "migrc": runs([2.0])})
+        self.assertNotIn("ci95", r)
+        self.assertEqual(r["ratio_of_medians"], 2.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
