@@ -1375,7 +1375,7 @@ TEST_F(migrc, range_race)
 #define WINDOW_PAGES	32
 #define BATCH_PAGES	512
 
-enum window_op { WINDOW_MUNMAP, WINDOW_MAP_FIXED };
+enum window_op { WINDOW_MUNMAP, WINDOW_MAP_FIXED, WINDOW_MPROTECT };
 
 struct windower {
 	struct region *r;
@@ -1397,6 +1397,22 @@ static void wait_for_remap(int sig)
 		sched_yield();
 }
 
+/*
+ * WINDOW_MPROTECT: make the pages writable and write the new data. The
+ * mprotect() meets the unpublished batch (rule unpublished); each write then
+ * faults on the read-only PTE the migration left and takes the write flush
+ * (rule write). Either one flushes the readers' stale entries, so only the
+ * two rules broken together let a reader see the old data.
+ */
+static int write_in_window(char *at, size_t len)
+{
+	if (mprotect(at, len, PROT_READ | PROT_WRITE))
+		return -1;
+	for (size_t i = 0; i < len / sizeof(uint64_t); i++)
+		((volatile uint64_t *)at)[i] = NEWDATA;
+	return 0;
+}
+
 static void *change_in_window(void *arg)
 {
 	struct windower *w = arg;
@@ -1415,9 +1431,11 @@ static void *change_in_window(void *arg)
 		w->failed = munmap(at, len) ||
 			    mmap(at, len, PROT_READ, MAP_SHARED |
 				 MAP_FIXED_NOREPLACE, w->fd, off) != at;
-	else
+	else if (w->op == WINDOW_MAP_FIXED)
 		w->failed = mmap(at, len, PROT_READ, MAP_SHARED | MAP_FIXED,
 				 w->fd, off) != at;
+	else
+		w->failed = write_in_window(at, len);
 	window_remapped = 1;
 	__atomic_store_n(&r->phase, r->last, __ATOMIC_RELEASE);
 	w->changed = 1;
@@ -1520,6 +1538,11 @@ TEST_F(migrc, window_munmap)
 TEST_F(migrc, window_map_fixed)
 {
 	window_race(_metadata, self, WINDOW_MAP_FIXED);
+}
+
+TEST_F(migrc, window_mprotect)
+{
+	window_race(_metadata, self, WINDOW_MPROTECT);
 }
 
 /*
