@@ -27,7 +27,7 @@
  *                              first HOT_MIB readers on CPUs 1..n-1 read
  *                              at random; every round CPU 0 fills node 0
  *                              with locked memory, so reclaim demotes
- *                              most of the cold part, frees it and brings
+ *                              half of the cold part, frees it and brings
  *                              the region back with move_pages(); ops =
  *                              words read (NUMA balancing is off)
  *   alloc MIB ROUNDS           mmap, touch every page, munmap; ops = pages
@@ -323,11 +323,11 @@ static int demote_ro(size_t mib, size_t hot_mib, int rounds)
 	void **addr = calloc(pages, sizeof(*addr));
 	int *node = calloc(pages, sizeof(*node));
 	int *status = calloc(pages, sizeof(*status));
-	unsigned long long ops = 0, demoted = 0;
+	unsigned long long ops = 0, demoted = 0, stuck = 0;
 	struct worker w[MAX_THREADS];
 	volatile int stop = 0;
 	char *mem = map_region(len);
-	char more[96];
+	char more[128];
 	double t0, secs;
 
 	if (!addr || !node || !status || hot_mib > mib) {
@@ -349,11 +349,12 @@ static int demote_ro(size_t mib, size_t hot_mib, int rounds)
 	t0 = now();
 	for (int r = 0; r < rounds; r++) {
 		/*
-		 * Bound to node 0 and locked: reclaim there must demote three
-		 * quarters of the cold part to make room, and cannot take
-		 * the filler instead.
+		 * Bound to node 0 and locked: reclaim there must demote about
+		 * half of the cold part to make room (more: MemFree counts
+		 * ZONE_DMA, which the stage reserves), and cannot take the
+		 * filler instead. Much more risks the OOM killer.
 		 */
-		long fill = node0_free_mib() + (long)(mib - hot_mib) * 3 / 4;
+		long fill = node0_free_mib() + (long)(mib - hot_mib) / 2;
 		unsigned long node0 = 1;
 		char *filler;
 		long rc;
@@ -387,6 +388,7 @@ static int demote_ro(size_t mib, size_t hot_mib, int rounds)
 			perror("demote-ro: move_pages");
 			return 2;
 		}
+		stuck += rc;	/* pages move_pages() could not move */
 	}
 	secs = now() - t0;
 	stop = 1;
@@ -394,8 +396,9 @@ static int demote_ro(size_t mib, size_t hot_mib, int rounds)
 		pthread_join(w[i].thread, NULL);
 		ops += w[i].ops;
 	}
-	snprintf(more, sizeof(more), "rounds=%d readers=%d hot_mib=%zu demoted=%llu",
-		 rounds, n, hot_mib, demoted);
+	snprintf(more, sizeof(more),
+		 "rounds=%d readers=%d hot_mib=%zu demoted=%llu not_moved=%llu",
+		 rounds, n, hot_mib, demoted, stuck);
 	report("demote-ro", ops, secs, more);
 	free(addr);
 	free(node);

@@ -85,12 +85,16 @@ T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
 
 def ratio_ci(per, metric="ops_per_s"):
     """MIGRC over vanilla for one metric of runs that alternated: the ratio
-    of the medians, and a 95% confidence interval of the ratio from the
-    paired log ratios of neighbouring boots (a t interval, exponentiated:
-    pairing cancels the drift the alternation exposes)."""
-    van = [r[metric] for r in per["vanilla"] if r.get(metric)]
-    mig = [r[metric] for r in per["migrc"] if r.get(metric)]
-    logs = [math.log(m / v) for v, m in zip(van, mig)]
+    of the medians, and the geometric mean of the ratios of the two boots of
+    each repetition with its 95% confidence interval (a t interval on the
+    logs, exponentiated: pairing neighbouring boots cancels drift). A
+    repetition missing the metric on either kernel is left out whole."""
+    pairs = [(v.get(metric), m.get(metric))
+             for v, m in zip(per["vanilla"], per["migrc"])]
+    pairs = [(v, m) for v, m in pairs if v and m]
+    van = [v for v, _ in pairs]
+    mig = [m for _, m in pairs]
+    logs = [math.log(m / v) for v, m in pairs]
     out = {"metric": metric, "pairs": len(logs),
            "vanilla_median": statistics.median(van) if van else None,
            "migrc_median": statistics.median(mig) if mig else None}
@@ -111,7 +115,8 @@ def _ratio_table(doc):
     print(f"{doc['repetitions']} + {doc['repetitions']} alternating boots, "
           "one scenario per boot")
     print(f"{'scenario':13} {'vanilla ops/s':>14} {'migrc ops/s':>14} "
-          f"{'ratio':>8} {'95% CI':>17}  verdict")
+          f"{'ratio of medians':>17} {'mean ratio':>10} {'95% CI':>17}  "
+          "verdict")
     for sc, r in doc["ratios"].items():
         if "ci95" not in r:
             continue
@@ -119,7 +124,8 @@ def _ratio_table(doc):
         verdict = ("slower" if hi < 1 else "faster" if lo > 1 else
                    "no difference shown")
         print(f"{sc:13} {r['vanilla_median']:14.5g} {r['migrc_median']:14.5g} "
-              f"{r['ratio_of_medians']:8.4f} [{lo:.4f}, {hi:.4f}]  {verdict}")
+              f"{r['ratio_of_medians']:17.4f} {r['ratio_mean']:10.4f} "
+              f"[{lo:.4f}, {hi:.4f}]  {verdict}")
 
 
 class _Progress:
@@ -213,8 +219,11 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
     # One boot per (repetition, kernel) runs every scenario; MICRO=1 boots
     # once per scenario as well, so no scenario runs after another's
     # leftovers. Kernels alternate within a repetition to cancel drift.
+    # The order swaps every repetition (A B, B A, ...), so a steady drift
+    # does not favour the kernel that boots second.
     groups = [[sc] for sc in scenarios] if micro else [scenarios]
-    steps = [(r, k, g) for r in range(reps) for g in groups for k in kernels]
+    steps = [(r, k, g) for r in range(reps) for g in groups
+             for k in (kernels if r % 2 == 0 else kernels[::-1])]
     progress = _Progress(steps)
     for i, (rep, kernel, group) in enumerate(steps):
         progress.boot(i)

@@ -42,6 +42,14 @@ class RatioCI(unittest.TestCase):
         self.assertAlmostEqual(math.log(r["ci95"][1]), half)
         self.assertAlmostEqual(math.log(r["ci95"][0]), -half)
 
+    def test_a_missing_run_drops_its_pair_only(self):
+        van = runs([100, 200, 100])
+        mig = runs([50, 100, 50])
+        van[1] = {}
+        r = bench.ratio_ci({"vanilla": van, "migrc": mig})
+        self.assertEqual(r["pairs"], 2)
+        self.assertAlmostEqual(r["ratio_mean"], 0.5)
+
     def test_one_pair_has_no_interval(self):
         r = bench.ratio_ci({"vanilla": runs([1.0]), "migrc": runs([2.0])})
         self.assertNotIn("ci95", r)

@@ -9,13 +9,14 @@ vmstat() { awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' /
 vmstat_sum() { awk -v p="$1" 'index($1, p) == 1 { s += $2 } END { print s + 0 }' /proc/vmstat; }
 
 # The MIGRC safety suite and its fault-injection knobs (migrc-safety,
-# migrc-knobs). KNOB_TESTS pairs each rule with a test that must catch it.
+# migrc-knobs). KNOB_TESTS pairs each rule (or rules joined by +, broken
+# together) with a test that must catch it.
 KNOB=/sys/kernel/debug/migrc/break
 KNOBS="alloc write dirty batched numa_ro unpublished"
 KNOB_TESTS="alloc:reuse_leak alloc:kernel_reuse write:write_fault_reuse
 write:proc_mem_write write:vm_writev dirty:lost_write
 batched:range_race numa_ro:numa_scan_writable
-unpublished:window_munmap"
+unpublished:window_munmap unpublished+write:window_mprotect"
 # knob_set RULES: break RULES ("none" restores all); fails without the knob.
 knob_set() { [ -w $KNOB ] && echo "$*" > $KNOB; }
 # safety_run LOG [ARGS]: run migrc_safety into LOG; its exit status.
