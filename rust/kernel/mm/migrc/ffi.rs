@@ -175,8 +175,8 @@ pub(crate) unsafe extern "C" fn migrc_rust_init(slots: u32, max_pending_pages: u
 ///
 /// # Safety
 ///
-/// `mask` must point to a valid `struct cpumask` for the duration of the
-/// call. The caller must already have made the batch's invalidation visible
+/// `mask` must be null (the batch is then declined) or point to a valid
+/// `struct cpumask` for the duration of the call. The caller must already have made the batch's invalidation visible
 /// (on x86, `arch_tlbbatch_add_pending()` bumped each mm's `tlb_gen`).
 #[export]
 pub(crate) unsafe extern "C" fn migrc_publish(
@@ -186,11 +186,10 @@ pub(crate) unsafe extern "C" fn migrc_publish(
     let Some(engine) = global() else {
         return declined_errno(Declined::Disabled);
     };
-    if mask.is_null() {
+    // SAFETY: `mask` is valid for the call (function safety requirements).
+    let Some(mask) = (unsafe { cpumask_arg(mask) }) else {
         return errno(EINVAL);
-    }
-    // SAFETY: `mask` is non-null and valid for the call (function safety requirements).
-    let mask = unsafe { Cpumask::from_raw(mask) };
+    };
     let pages = u64::try_from(nr_pages).unwrap_or(u64::MAX);
     match engine.publish(mask, pages) {
         // A generation above `i64::MAX` cannot be returned: the caller
@@ -226,8 +225,9 @@ pub(crate) unsafe extern "C" fn migrc_flush_upto(gen: u64) -> u32 {
 ///
 /// # Safety
 ///
-/// `mask` must point to a valid `struct cpumask` for the duration of the
-/// call. Same context requirement as [`migrc_flush_upto`].
+/// `mask` must be null (every CPU is then flushed) or point to a valid
+/// `struct cpumask` for the duration of the call. Same context requirement
+/// as [`migrc_flush_upto`].
 #[export]
 pub(crate) unsafe extern "C" fn migrc_flush_cpus_upto(
     mask: *const bindings::cpumask,
@@ -236,15 +236,31 @@ pub(crate) unsafe extern "C" fn migrc_flush_cpus_upto(
     let Some(engine) = global() else {
         return 0;
     };
-    if mask.is_null() {
-        return 0;
-    }
-    // SAFETY: `mask` is non-null and valid for the call (function safety requirements).
-    let mask = unsafe { Cpumask::from_raw(mask) };
-    match engine.flush_cpus_upto(mask, Gen::from_raw(gen)) {
+    let gen = Gen::from_raw(gen);
+    // SAFETY: `mask` is valid for the call (function safety requirements).
+    // Without a mask, every CPU is flushed: a bad argument costs IPIs, never
+    // a skipped flush.
+    let flushed = match unsafe { cpumask_arg(mask) } {
+        Some(mask) => engine.flush_cpus_upto(mask, gen),
+        None => engine.flush_upto(gen),
+    };
+    match flushed {
         Flushed::Sent(n) => n,
         _ => 0,
     }
+}
+
+/// The cpumask a C caller passed, or `None` for a null pointer.
+///
+/// # Safety
+///
+/// A non-null `mask` must point to a valid `struct cpumask` for `'a`.
+unsafe fn cpumask_arg<'a>(mask: *const bindings::cpumask) -> Option<&'a Cpumask> {
+    if mask.is_null() {
+        return None;
+    }
+    // SAFETY: `mask` is non-null and valid for `'a` (function safety requirements).
+    Some(unsafe { Cpumask::from_raw(mask) })
 }
 
 /// Flushes every pending request.

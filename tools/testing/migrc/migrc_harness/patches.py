@@ -30,6 +30,7 @@ OUT = BUILD / "patches"
 CHECK = BUILD / "patch-check"
 COVER = REPO / "patches/cover-letter.in"
 RESULTS = REPO / "results/bench-x86_64.json"
+MICRO_RESULTS = REPO / "results/bench-micro-x86_64.json"
 
 # checkpatch findings the series keeps: (file regex, message regex, reason).
 # The file is "" for findings about the commit message or the whole patch.
@@ -79,14 +80,11 @@ def _bench_rows():
 
     row("migrate: TLB shootdown IPIs", "migrate", "tlb_shootdowns")
     row("migrate: reader words/s", "migrate", "ops_per_s")
-    row("tiering: shootdowns/1k migrated", "tiering",
-        "shootdowns_per_1k_migrated", "{:.1f}")
-    row("tiering: lookups/s", "tiering", "ops_per_s")
-    row("tiering-write: shootdowns/1k migrated", "tiering-write",
-        "shootdowns_per_1k_migrated", "{:.1f}")
-    row("tiering-write: lookups/s", "tiering-write", "ops_per_s")
-    row("alloc-path: pages/s", "alloc-path", "ops_per_s")
-    row("write-path: pwrite()s/s", "write-path", "ops_per_s")
+    for s in ("tiering", "tiering-ro", "tiering-write", "demote-ro"):
+        if s in sc:
+            row(f"{s}: shootdowns/1k migrated", s,
+                "shootdowns_per_1k_migrated", "{:.2f}")
+            row(f"{s}: ops/s", s, "ops_per_s")
     head = ("", "vanilla", "MIGRC", "change", "spread")
     w = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
     lines = ["  " + "  ".join(c.ljust(w[0]) if i == 0 else c.rjust(w[i])
@@ -106,11 +104,32 @@ def _bench_rows():
         "migrate: 64 MiB read-only, 3 reader CPUs, migrate_pages() "
         "ping-pong. tiering: 640 MiB, NUMA balancing in tiering mode, "
         "demotion on, random lookups in a sliding hot window "
-        "(tiering-write: 20% of them write); shootdowns per migrated page, "
+        "(tiering-ro: read-only after the fill; tiering-write: 20% of them "
+        "write). demote-ro: NUMA balancing off, reclaim demotes a read-only "
+        "region's cold part, move_pages() brings it back. Shootdowns per "
+        "migrated page, "
         "because each run migrates a different amount. spread: (max - min) "
         "/ median over the boots, vanilla/MIGRC.")
     return (_wrap(intro, 0) + "\n\n" + "\n".join(lines) + "\n\n"
-            + _wrap(outro, 0))
+            + _wrap(outro, 0) + _micro_rows())
+
+
+def _micro_rows():
+    """The fast paths: 'make bench MICRO=1', the ratio and its 95% CI."""
+    if not MICRO_RESULTS.exists():
+        return ""
+    doc = json.loads(MICRO_RESULTS.read_text())
+    lines = [f"  {'':12}  {'MIGRC/vanilla':>13}  {'95% CI':>16}"]
+    for sc, r in doc["ratios"].items():
+        if "ci95" in r:
+            lo, hi = r["ci95"]
+            lines.append(f"  {sc:12}  {r['ratio_mean']:13.4f}  "
+                         f"[{lo:.4f}, {hi:.4f}]")
+    intro = (f"Fast paths ('make bench MICRO=1'): {doc['repetitions']} + "
+             f"{doc['repetitions']} alternating boots, one scenario per boot; "
+             "geometric mean of the per-repetition throughput ratios and "
+             "its 95% confidence interval.")
+    return "\n\n" + _wrap(intro, 0) + "\n\n" + "\n".join(lines)
 
 
 def _checkpatch_text(accepted_hits):
