@@ -109,6 +109,12 @@ def ratio_ci(per, metric="ops_per_s"):
     return out
 
 
+def ratio_verdict(lo, hi):
+    """What a 95% interval of MIGRC / vanilla supports."""
+    return "slower" if hi < 1 else "faster" if lo > 1 else \
+        "no difference shown"
+
+
 def _ratio_table(doc):
     """One line per scenario: medians, their ratio and its 95% interval;
     'slower' only when the whole interval lies below 1."""
@@ -121,8 +127,7 @@ def _ratio_table(doc):
         if "ci95" not in r:
             continue
         lo, hi = r["ci95"]
-        verdict = ("slower" if hi < 1 else "faster" if lo > 1 else
-                   "no difference shown")
+        verdict = ratio_verdict(lo, hi)
         print(f"{sc:13} {r['vanilla_median']:14.5g} {r['migrc_median']:14.5g} "
               f"{r['ratio_of_medians']:17.4f} {r['ratio_mean']:10.4f} "
               f"[{lo:.4f}, {hi:.4f}]  {verdict}")

@@ -3,7 +3,7 @@
 
 import argparse
 
-from . import bench, hostsetup, kbuild, patches, runner, tree
+from . import bench, hostsetup, kbuild, patches, report, runner, tree
 from .common import HarnessError, die, ensure_build_dir, log
 
 
@@ -43,6 +43,8 @@ def main(argv=None):
     sub.add_parser("lint", help="build the test kernel and run the static "
                    "checks of 'make test' (clippy, rustfmt, W=1, kernel-doc, "
                    "rustdoc, htmldocs)")
+    sub.add_parser("results", help="regenerate the README's benchmark "
+                   "tables from results/")
     sub.add_parser("patches", help="export the series with a cover letter "
                    "into build/patches")
     sub.add_parser("check-patches", help="checkpatch --strict, git am on "
@@ -75,6 +77,8 @@ def main(argv=None):
                                kernels=args.kernels, micro=args.micro)
         elif args.cmd == "lint":
             return runner.lint_only()
+        elif args.cmd == "results":
+            report.update_readme()
         elif args.cmd == "patches":
             patches.export()
         elif args.cmd == "check-patches":
