@@ -319,14 +319,15 @@ def _table(doc):
             if v is None or g is None or (not v and not g):
                 continue
             change = f"{100 * (g - v) / v:+.1f}%" if v else "-"
-            spread = f"{_spread(van, m)}/{_spread(mig, m)}"
+            spread = f"{spread(van, m)}/{spread(mig, m)}"
             print(f"{sc:14} {m:27} {v:11.4g} {g:11.4g} {change:>8} "
                   f"{spread:>13}")
 
 
-def _spread(agg, m):
-    med = agg["median"][m]
-    if not med:
+def spread(agg, m):
+    """(max - min) / median of one metric over a kernel's runs."""
+    med = agg["median"].get(m)
+    if not med or m not in agg.get("max", {}):
         return "-"
     return f"{100 * (agg['max'][m] - agg['min'][m]) / med:.0f}%"
 

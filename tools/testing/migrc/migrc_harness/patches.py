@@ -23,7 +23,7 @@ import re
 import shutil
 import time
 
-from . import hostsetup, kbuild, tree
+from . import bench, hostsetup, kbuild, tree
 from .common import BUILD, HARNESS, REPO, HarnessError, log, out, run
 
 OUT = BUILD / "patches"
@@ -66,17 +66,12 @@ def _bench_rows():
 
     rows = []
 
-    def spread(s, kernel, m):
-        agg = sc[s][kernel]
-        mid = agg["median"][m]
-        return f"{100 * (agg['max'][m] - agg['min'][m]) / mid:.0f}%" \
-            if mid else "-"
-
     def row(label, s, m, fmt="{:,.0f}"):
         v, g = med(s, "vanilla", m), med(s, "migrc", m)
         change = f"{100 * (g - v) / v:+.1f}%" if v else "-"
         rows.append((label, fmt.format(v), fmt.format(g), change,
-                     f"{spread(s, 'vanilla', m)}/{spread(s, 'migrc', m)}"))
+                     f"{bench.spread(sc[s]['vanilla'], m)}/"
+                     f"{bench.spread(sc[s]['migrc'], m)}"))
 
     row("migrate: TLB shootdown IPIs", "migrate", "tlb_shootdowns")
     row("migrate: reader words/s", "migrate", "ops_per_s")

@@ -11,7 +11,7 @@ tables never drift from the figures they show.
 import json
 import re
 
-from .bench import ratio_verdict
+from .bench import ratio_verdict, spread
 from .common import REPO, HarnessError, log
 
 RESULTS = REPO / "results"
@@ -34,13 +34,6 @@ def _change(v, g):
     return f"{100 * (g - v) / v:+.1f}%" if v else "-"
 
 
-def _spread(agg, m):
-    mid = agg["median"].get(m)
-    if not mid or m not in agg.get("max", {}):
-        return "-"
-    return f"{100 * (agg['max'][m] - agg['min'][m]) / mid:.0f}%"
-
-
 def main_table(doc: dict) -> list[str]:
     """Medians per scenario and metric, both kernels, change and spread."""
     out = ["| scenario | metric | vanilla | MIGRC | change | spread v / M |",
@@ -55,7 +48,7 @@ def main_table(doc: dict) -> list[str]:
                 continue
             out.append(f"| {sc} | {label} | {fmt.format(v)} | "
                        f"{fmt.format(g)} | {_change(v, g)} | "
-                       f"{_spread(van, m)} / {_spread(mig, m)} |")
+                       f"{spread(van, m)} / {spread(mig, m)} |")
     return out
 
 
