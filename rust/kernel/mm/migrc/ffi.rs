@@ -237,10 +237,11 @@ pub(crate) unsafe extern "C" fn migrc_flush_cpus_upto(
         return 0;
     };
     let gen = Gen::from_raw(gen);
-    // SAFETY: `mask` is valid for the call (function safety requirements).
     // Without a mask, every CPU is flushed: a bad argument costs IPIs, never
     // a skipped flush.
-    let flushed = match unsafe { cpumask_arg(mask) } {
+    // SAFETY: `mask` is null or valid for the call (function safety requirements).
+    let mask = unsafe { cpumask_arg(mask) };
+    let flushed = match mask {
         Some(mask) => engine.flush_cpus_upto(mask, gen),
         None => engine.flush_upto(gen),
     };
