@@ -199,6 +199,7 @@ void migrc_scope_begin(struct migrc_scope *scope);
 u64 migrc_scope_publish(struct migrc_scope *scope, unsigned long nr_pages);
 void migrc_scope_end(struct migrc_scope *scope);
 void migrc_flush_mm_before_write(struct mm_struct *mm);
+bool migrc_mm_maybe_stale(struct mm_struct *mm);
 
 void migrc_hold(unsigned int aid);
 
@@ -327,10 +328,13 @@ static inline void migrc_page_leave(struct page *page, unsigned int order)
 {
 	unsigned long gen = migrc_page_gen(page);
 
-	migrc_page_set_gen(page, 0);
-	if (unlikely(gen) && !migrc_gen_retired(gen) &&
-	    !migrc_broken(MIGRC_BREAK_ALLOC))
-		migrc_page_flush(page, gen);
+	/* A block that waits for nothing leaves without a store. */
+	if (unlikely(gen)) {
+		migrc_page_set_gen(page, 0);
+		if (!migrc_gen_retired(gen) &&
+		    !migrc_broken(MIGRC_BREAK_ALLOC))
+			migrc_page_flush(page, gen);
+	}
 	migrc_debug_leave(page, order);
 }
 
@@ -366,6 +370,29 @@ static inline void migrc_flush_before_write(struct mm_struct *mm,
 static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr)
 {
 	atomic_add(nr, &mm->migrc_wp_pending);
+}
+
+/**
+ * migrc_zap_begin - leave a zap out of migrc_wp_pending
+ * @mm: the mm whose PTEs unmap_region() is about to clear
+ *
+ * Called after tlb_gather_mmu(), which counted the zap in both
+ * tlb_flush_pending and migrc_wp_pending. A zap clears PTEs and
+ * write-protects none: the writable entries its pending flush may hide map
+ * pages that are no longer mapped there, and the gather holds a reference
+ * to each of them until after the flush (tlb_remove_folio_pages()), so no
+ * migration can freeze and copy one meanwhile. A read-only migration of
+ * another page of @mm may still be deferred under it.
+ */
+static inline void migrc_zap_begin(struct mm_struct *mm)
+{
+	migrc_wp_pending_add(mm, -1);
+}
+
+/* Before tlb_finish_mmu(): its dec_tlb_flush_pending() lowers both. */
+static inline void migrc_zap_end(struct mm_struct *mm)
+{
+	migrc_wp_pending_add(mm, 1);
 }
 
 /* A new mm (fork, exec): nothing pending, nothing deferred. */
@@ -434,8 +461,15 @@ static inline void migrc_flush_before_write(struct mm_struct *mm,
 static inline void migrc_flush_pending(enum migrc_event cause) { }
 static inline void migrc_stat_add(enum migrc_event ev, u64 nr) { }
 static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr) { }
+static inline void migrc_zap_begin(struct mm_struct *mm) { }
+static inline void migrc_zap_end(struct mm_struct *mm) { }
 static inline void migrc_mm_init(struct mm_struct *mm) { }
 static inline bool migrc_numa_scan_begin(struct vm_area_struct *vma)
+{
+	return false;
+}
+
+static inline bool migrc_mm_maybe_stale(struct mm_struct *mm)
 {
 	return false;
 }
