@@ -283,7 +283,8 @@ static inline bool migrc_any_pending(void)
  * The generation a free block waits for lives in its head page's
  * __folio_index: unused while the page is free (the allocator keeps its
  * state in lru, private and page_type), written at every free and copied
- * to every new block head, cleared when the page leaves the allocator.
+ * to every new block head (merges store it only when not 0: both heads
+ * then held 0), cleared when a page that carried one leaves the allocator.
  * Zero means "nothing pending". MIGRC needs 64-bit, so the field holds the
  * full generation and "newer" is a plain maximum.
  */
@@ -381,8 +382,10 @@ static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr)
  * write-protects none: the writable entries its pending flush may hide map
  * pages that are no longer mapped there, and the gather holds a reference
  * to each of them until after the flush (tlb_remove_folio_pages()), so no
- * migration can freeze and copy one meanwhile. A read-only migration of
- * another page of @mm may still be deferred under it.
+ * migration passes its reference-count check and copies one meanwhile
+ * (device-private and device-exclusive entries, put at once, have no CPU
+ * entry). A read-only migration of another page of @mm may still be
+ * deferred under it.
  */
 static inline void migrc_zap_begin(struct mm_struct *mm)
 {
