@@ -319,9 +319,9 @@ def _table(doc):
             if v is None or g is None or (not v and not g):
                 continue
             change = f"{100 * (g - v) / v:+.1f}%" if v else "-"
-            spread = f"{spread(van, m)}/{spread(mig, m)}"
+            sp = f"{spread(van, m)}/{spread(mig, m)}"
             print(f"{sc:14} {m:27} {v:11.4g} {g:11.4g} {change:>8} "
-                  f"{spread:>13}")
+                  f"{sp:>13}")
 
 
 def spread(agg, m):

@@ -58,3 +58,27 @@ class RatioCI(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Tables(unittest.TestCase):
+    """The tables `make bench` prints from a summarized run."""
+
+    def test_tables_render_the_committed_run(self):
+        import contextlib
+        import io
+        import json
+        from pathlib import Path
+
+        path = Path(__file__).resolve().parents[4] / "results" / \
+            "bench-x86_64.json"
+        doc = json.loads(path.read_text())
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            bench._table(doc)
+            bench._cause_table(doc)
+        text = out.getvalue()
+        row = [line for line in text.splitlines()
+               if line.startswith("tiering-ro") and "tlb_shootdowns " in line]
+        self.assertEqual(len(row), 1, text)
+        self.assertRegex(row[0], r"[+-]\d+\.\d%\s+\d+%/\d+%$")
+        self.assertIn("floor", text)
