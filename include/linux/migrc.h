@@ -163,13 +163,6 @@ static inline u64 migrc_debug_clock(void)
 }
 #endif
 
-/* Where a NUMA hinting scan is counted until its flush: mm/migrc.c. */
-enum migrc_numa_scan {
-	MIGRC_SCAN_IN_MM,	/* mm->migrc_wp_pending, as the gather counts it */
-	MIGRC_SCAN_NOWHERE,	/* a VMA no CPU can write through */
-	MIGRC_SCAN_IN_VMA,	/* the VMA's numab_state */
-};
-
 /**
  * struct migrc_sample - what a CPU read before a flush that makes it clean
  * @gen: the latest published MIGRC generation
@@ -211,11 +204,8 @@ bool migrc_mm_maybe_stale(struct mm_struct *mm);
 void migrc_hold(unsigned int aid);
 
 /* NUMA hinting scans: mm/migrc.c. */
-enum migrc_numa_scan migrc_numa_scan_begin(struct vm_area_struct *vma);
-void migrc_numa_scan_end(struct vm_area_struct *vma,
-			 enum migrc_numa_scan counted);
-void migrc_numa_scan_flushed(struct vm_area_struct *vma,
-			     enum migrc_numa_scan counted);
+bool migrc_numa_scan_begin(struct vm_area_struct *vma);
+void migrc_numa_scan_end(struct vm_area_struct *vma, bool read_only);
 
 /* C glue: mm/migrc.c, mm/rmap.c and the architecture. */
 void migrc_page_flush(struct page *page, unsigned long gen);
@@ -408,28 +398,6 @@ static inline void migrc_zap_end(struct mm_struct *mm)
 	migrc_wp_pending_add(mm, 1);
 }
 
-#ifdef CONFIG_NUMA_BALANCING
-/**
- * migrc_vma_writable_scan - whether a NUMA hinting scan of @vma, which may
- *                           be written, is not flushed yet
- * @vma: the VMA of a PTE a migration just cleared, under its PTE lock
- *
- * Return: true if a writable entry of a PTE of @vma that such a scan made
- * PROT_NONE may still be cached.
- */
-static inline bool migrc_vma_writable_scan(const struct vm_area_struct *vma)
-{
-	const struct vma_numab_state *ns = READ_ONCE(vma->numab_state);
-
-	return ns && atomic_read(&ns->migrc_writable_scans);
-}
-#else
-static inline bool migrc_vma_writable_scan(const struct vm_area_struct *vma)
-{
-	return false;
-}
-#endif
-
 /* A new mm (fork, exec): nothing pending, nothing deferred. */
 static inline void migrc_mm_init(struct mm_struct *mm)
 {
@@ -499,10 +467,9 @@ static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr) { }
 static inline void migrc_zap_begin(struct mm_struct *mm) { }
 static inline void migrc_zap_end(struct mm_struct *mm) { }
 static inline void migrc_mm_init(struct mm_struct *mm) { }
-static inline enum migrc_numa_scan
-migrc_numa_scan_begin(struct vm_area_struct *vma)
+static inline bool migrc_numa_scan_begin(struct vm_area_struct *vma)
 {
-	return MIGRC_SCAN_IN_MM;
+	return false;
 }
 
 static inline bool migrc_mm_maybe_stale(struct mm_struct *mm)
@@ -511,9 +478,7 @@ static inline bool migrc_mm_maybe_stale(struct mm_struct *mm)
 }
 
 static inline void migrc_numa_scan_end(struct vm_area_struct *vma,
-				       enum migrc_numa_scan counted) { }
-static inline void migrc_numa_scan_flushed(struct vm_area_struct *vma,
-					   enum migrc_numa_scan counted) { }
+				       bool read_only) { }
 
 #endif /* CONFIG_MIGRC */
 
