@@ -1707,9 +1707,9 @@ TEST_F(migrc, lost_write)
 }
 
 /*
- * Stop once this many PTEs were refused under a pending scan of their VMA
- * (a deferral may be a safe one now: a flushed PROT_NONE PTE while a scan
- * of another VMA is pending)...
+ * Stop once this many PTEs were refused under a pending scan (a deferral
+ * may be a safe one: a flushed PROT_NONE PTE while a scan of a read-only
+ * VMA keeps tlb_flush_pending raised)...
  */
 #define NUMA_SCAN_HITS		32
 /* ...or after this long: all of it with the rule broken. */
