@@ -29,6 +29,7 @@
 #include <linux/sysfs.h>
 #include <linux/vmstat.h>
 #include <linux/workqueue.h>
+#include <asm/tlb.h>
 #include <asm/tlbflush.h>
 
 /* Request slots and the cap on pages waiting for a deferred flush. */
@@ -173,52 +174,79 @@ void migrc_hold(unsigned int aid)
 		msleep(MIGRC_HOLD_MS);
 }
 
+#ifdef CONFIG_NUMA_BALANCING
 /**
- * migrc_numa_scan_begin - leave a NUMA hinting scan of a read-only VMA out
- *                         of migrc_wp_pending
+ * migrc_numa_scan_begin - count a NUMA hinting scan in its VMA, not its mm
+ * @tlb: the scan's gather, set up by change_prot_numa()
  * @vma: the VMA the scan is about to change, mmap_lock held for read
  *
- * Called by change_prot_numa() after tlb_gather_mmu(), which counted the
- * scan in both tlb_flush_pending and migrc_wp_pending. The scan makes
- * present PTEs PROT_NONE; in a VMA without VM_WRITE (nor a shadow stack,
- * which mprotect() may leave writable by shadow-stack stores) none of them
- * is writable, and no CPU still holds a writable entry of one: the mprotect()
- * that took VM_WRITE away flushed before it released mmap_lock, which the
- * scan holds for read, and any other write protection still pending is
- * counted in migrc_wp_pending by itself. So this scan's pending flush can
- * only hide read-only entries, and a read-only migration under it may still
- * be deferred.
+ * tlb_gather_mmu() counted the scan in mm->migrc_wp_pending, which refuses
+ * every read-only migration of the mm. But the scan makes the present PTEs
+ * of @vma PROT_NONE and flushes them once it is done with @vma, so the
+ * entries its pending flush may hide are entries of @vma: only a migration
+ * of a PTE of @vma must know (see migrc_pte_deferrable()).
  *
- * Return: whether the scan was left out; pass it to migrc_numa_scan_end().
+ * A scan of a VMA that may be written is counted in its numab_state
+ * (task_numa_work() sets it up before it scans), raised before the scan
+ * changes a PTE: the PTE lock of a changed PTE publishes it, as it does
+ * migrc_wp_pending. Only then does the scan leave the mm's count.
+ *
+ * A VMA without VM_WRITE (nor a shadow stack, which mprotect() may leave
+ * writable by shadow-stack stores) is not counted at all: it has no
+ * writable PTE, and no CPU holds a writable entry of one, since the
+ * mprotect() that took VM_WRITE away flushed before it released mmap_lock,
+ * which the scan holds for read. Any other write protection still
+ * unflushed is counted in migrc_wp_pending by itself.
+ *
+ * Return: where the scan is counted; pass it to migrc_numa_scan_flushed().
  */
-bool migrc_numa_scan_begin(struct vm_area_struct *vma)
+enum migrc_numa_scan migrc_numa_scan_begin(struct mmu_gather *tlb,
+					   struct vm_area_struct *vma)
 {
+	struct vma_numab_state *ns = vma->numab_state;
+
 	mmap_assert_locked(vma->vm_mm);
 	/* A shadow stack is written through PTEs without _PAGE_RW. */
 	if ((vma->vm_flags & (VM_WRITE | VM_SHADOW_STACK)) &&
-	    !migrc_broken(MIGRC_BREAK_NUMA_RO))
-		return false;
-	migrc_wp_pending_add(vma->vm_mm, -1);
-	return true;
+	    !migrc_broken(MIGRC_BREAK_NUMA_RO)) {
+		/* Nowhere else to count it: it stays in the mm's count. */
+		if (WARN_ON_ONCE(!ns))
+			return MIGRC_SCAN_IN_MM;
+		atomic_inc(&ns->migrc_writable_scans);
+		migrc_tlb_no_writable(tlb);
+		return MIGRC_SCAN_IN_VMA;
+	}
+	migrc_tlb_no_writable(tlb);
+	return MIGRC_SCAN_NOWHERE;
 }
 
 /**
- * migrc_numa_scan_end - count the scan again before its flush
- * @vma: the VMA given to migrc_numa_scan_begin()
- * @read_only: what migrc_numa_scan_begin() returned
+ * migrc_numa_scan_end - a scan has changed its last page table
  *
- * Called before tlb_finish_mmu(), whose dec_tlb_flush_pending() takes the
- * scan out of both counters. The test aid MIGRC_NUMA_HOLD sleeps here, as a
- * scan preempted after its last page table would, while the scan is still
- * out of migrc_wp_pending: with the rule broken, migrations then defer
- * under the unflushed PROT_NONE entries of a writable VMA.
+ * Called before tlb_finish_mmu(). The test aid MIGRC_NUMA_HOLD sleeps here,
+ * as a scan preempted after its last page table would, before the flush:
+ * with the rule numa_ro broken, a scan of a writable VMA is counted nowhere,
+ * and migrations defer under its unflushed PROT_NONE entries.
  */
-void migrc_numa_scan_end(struct vm_area_struct *vma, bool read_only)
+void migrc_numa_scan_end(void)
 {
 	migrc_hold(MIGRC_NUMA_HOLD);
-	if (read_only)
-		migrc_wp_pending_add(vma->vm_mm, 1);
 }
+
+/**
+ * migrc_numa_scan_flushed - the scan's flush is complete
+ * @vma: the VMA given to migrc_numa_scan_begin()
+ * @counted: what migrc_numa_scan_begin() returned
+ *
+ * Called after tlb_finish_mmu(): no CPU holds an entry the scan changed.
+ */
+void migrc_numa_scan_flushed(struct vm_area_struct *vma,
+			     enum migrc_numa_scan counted)
+{
+	if (counted == MIGRC_SCAN_IN_VMA)
+		atomic_dec(&vma->numab_state->migrc_writable_scans);
+}
+#endif /* CONFIG_NUMA_BALANCING */
 
 /**
  * migrc_arch_batch_cpus - the CPUs of a batch, if the arch can defer it

@@ -173,6 +173,13 @@ struct migrc_sample {
 	u64 shadow;
 };
 
+/* Where a NUMA hinting scan is counted until its flush: mm/migrc.c. */
+enum migrc_numa_scan {
+	MIGRC_SCAN_IN_MM,	/* mm->migrc_wp_pending, as every gather */
+	MIGRC_SCAN_NOWHERE,	/* a VMA no CPU can write through */
+	MIGRC_SCAN_IN_VMA,	/* the VMA's numab_state */
+};
+
 #ifdef CONFIG_MIGRC
 
 extern struct migrc_gens migrc_gens;
@@ -204,8 +211,12 @@ bool migrc_mm_maybe_stale(struct mm_struct *mm);
 void migrc_hold(unsigned int aid);
 
 /* NUMA hinting scans: mm/migrc.c. */
-bool migrc_numa_scan_begin(struct vm_area_struct *vma);
-void migrc_numa_scan_end(struct vm_area_struct *vma, bool read_only);
+struct mmu_gather;
+enum migrc_numa_scan migrc_numa_scan_begin(struct mmu_gather *tlb,
+					   struct vm_area_struct *vma);
+void migrc_numa_scan_end(void);
+void migrc_numa_scan_flushed(struct vm_area_struct *vma,
+			     enum migrc_numa_scan counted);
 
 /* C glue: mm/migrc.c, mm/rmap.c and the architecture. */
 void migrc_page_flush(struct page *page, unsigned long gen);
@@ -373,31 +384,6 @@ static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr)
 	atomic_add(nr, &mm->migrc_wp_pending);
 }
 
-/**
- * migrc_zap_begin - leave a zap out of migrc_wp_pending
- * @mm: the mm whose PTEs unmap_region() is about to clear
- *
- * Called after tlb_gather_mmu(), which counted the zap in both
- * tlb_flush_pending and migrc_wp_pending. A zap clears PTEs and
- * write-protects none: the writable entries its pending flush may hide map
- * pages that are no longer mapped there, and the gather holds a reference
- * to each of them until after the flush (tlb_remove_folio_pages()), so no
- * migration passes its reference-count check and copies one meanwhile
- * (device-private and device-exclusive entries, put at once, have no CPU
- * entry). A read-only migration of another page of @mm may still be
- * deferred under it.
- */
-static inline void migrc_zap_begin(struct mm_struct *mm)
-{
-	migrc_wp_pending_add(mm, -1);
-}
-
-/* Before tlb_finish_mmu(): its dec_tlb_flush_pending() lowers both. */
-static inline void migrc_zap_end(struct mm_struct *mm)
-{
-	migrc_wp_pending_add(mm, 1);
-}
-
 /* A new mm (fork, exec): nothing pending, nothing deferred. */
 static inline void migrc_mm_init(struct mm_struct *mm)
 {
@@ -422,6 +408,28 @@ static inline bool migrc_wp_pending(const struct mm_struct *mm)
 {
 	return atomic_read(&mm->migrc_wp_pending);
 }
+
+#ifdef CONFIG_NUMA_BALANCING
+/**
+ * migrc_vma_writable_scan - whether a NUMA hinting scan of @vma, which may
+ *                           be written, is not flushed yet
+ * @vma: the VMA of a PTE a migration just cleared, under its PTE lock
+ *
+ * Return: true if a writable entry of a PTE of @vma that such a scan made
+ * PROT_NONE may still be cached.
+ */
+static inline bool migrc_vma_writable_scan(const struct vm_area_struct *vma)
+{
+	const struct vma_numab_state *ns = READ_ONCE(vma->numab_state);
+
+	return ns && atomic_read(&ns->migrc_writable_scans);
+}
+#else
+static inline bool migrc_vma_writable_scan(const struct vm_area_struct *vma)
+{
+	return false;
+}
+#endif
 
 #else /* !CONFIG_MIGRC */
 
@@ -464,21 +472,23 @@ static inline void migrc_flush_before_write(struct mm_struct *mm,
 static inline void migrc_flush_pending(enum migrc_event cause) { }
 static inline void migrc_stat_add(enum migrc_event ev, u64 nr) { }
 static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr) { }
-static inline void migrc_zap_begin(struct mm_struct *mm) { }
-static inline void migrc_zap_end(struct mm_struct *mm) { }
 static inline void migrc_mm_init(struct mm_struct *mm) { }
-static inline bool migrc_numa_scan_begin(struct vm_area_struct *vma)
+struct mmu_gather;
+static inline enum migrc_numa_scan
+migrc_numa_scan_begin(struct mmu_gather *tlb, struct vm_area_struct *vma)
 {
-	return false;
+	return MIGRC_SCAN_IN_MM;
 }
+
+static inline void migrc_numa_scan_flushed(struct vm_area_struct *vma,
+					   enum migrc_numa_scan counted) { }
 
 static inline bool migrc_mm_maybe_stale(struct mm_struct *mm)
 {
 	return false;
 }
 
-static inline void migrc_numa_scan_end(struct vm_area_struct *vma,
-				       bool read_only) { }
+static inline void migrc_numa_scan_end(void) { }
 
 #endif /* CONFIG_MIGRC */
 

@@ -31,8 +31,9 @@ KERNELS = ["vanilla", "migrc"]
 METRICS = ["tlb_shootdowns", "nr_tlb_remote_flush",
            "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
            "nr_tlb_local_flush_one", "pgmigrate_success", "pgdemote",
-           "pgpromote", "migrc_deferred", "ops_per_s", "seconds",
-           "free_kb_end", "shootdowns_per_1k_migrated"]
+           "pgpromote", "numa_hint_faults", "pgpromote_candidate",
+           "pgmigrate_fail", "pgscan_kswapd", "migrc_deferred", "ops_per_s",
+           "seconds", "free_kb_end", "shootdowns_per_1k_migrated"]
 OUT = BUILD / "bench"
 # MIGRC's events (/proc/vmstat migrc_*), kept per run (none on vanilla).
 MIGRC_EVENTS = re.compile(r"migrc_")
@@ -197,7 +198,7 @@ def _has_interp(p):
 
 
 def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
-          kernels=None, micro=False):
+          kernels=None, micro=False, append=""):
     OUT.mkdir(parents=True, exist_ok=True)
     if workload:
         workload = _check_workload(workload)
@@ -236,7 +237,8 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
             f"{rep + 1} ({(time.monotonic() - progress.t0) / 60:.1f} min, "
             f"{progress.left()})")
         append = f"harness.bench={':'.join(group)}" + \
-            (" harness.quick=1" if quick or micro else "")
+            (" harness.quick=1" if quick or micro else "") + \
+            (f" {append}" if append else "")
         name = f"{kernel}-{rep}" + (f"-{group[0]}" if micro else "")
         guest = vm.boot(images[kernel], initrd, ["bench"], 3600,
                         BUILD / "logs" / f"console-bench-{name}.log",
@@ -255,6 +257,8 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
                     "attribution is incomplete")
             results[sc][kernel].append(vals)
     doc = _summarize(results, reps)
+    if append:
+        doc["append"] = append
     out = OUT / ("results-micro.json" if micro else "results.json")
     if micro:
         doc["ratios"] = {sc: ratio_ci(per) for sc, per in results.items()
@@ -305,8 +309,9 @@ def _summarize(results, reps):
 def _table(doc):
     cols = ["tlb_shootdowns", "nr_tlb_remote_flush_received",
             "shootdowns_per_1k_migrated", "migrc_deferred",
-            "pgmigrate_success", "pgdemote", "pgpromote", "ops_per_s",
-            "seconds", "free_kb_end"]
+            "pgmigrate_success", "pgdemote", "pgpromote", "numa_hint_faults",
+            "pgpromote_candidate", "pgmigrate_fail", "pgscan_kswapd",
+            "ops_per_s", "seconds", "free_kb_end"]
     print(f"medians of {doc['repetitions']} runs; spread = (max - min) / "
           "median")
     print(f"{'scenario':14} {'metric':27} {'vanilla':>11} {'migrc':>11} "

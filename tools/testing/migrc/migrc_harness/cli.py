@@ -40,6 +40,9 @@ def main(argv=None):
                     "(default: all)")
     be.add_argument("--kernels", help="comma-separated kernels to boot "
                     "(default: vanilla,migrc)")
+    be.add_argument("--append", default="", help="kernel command line "
+                    "added to every boot (migrc=off: the MIGRC kernel with "
+                    "deferral off)")
     sub.add_parser("lint", help="build the test kernel and run the static "
                    "checks of 'make test' (clippy, rustfmt, W=1, kernel-doc, "
                    "rustdoc, htmldocs)")
@@ -74,7 +77,8 @@ def main(argv=None):
             return bench.bench(quick=args.quick, reps=args.reps,
                                workload=args.workload, args=args.args,
                                scenarios=args.scenarios,
-                               kernels=args.kernels, micro=args.micro)
+                               kernels=args.kernels, micro=args.micro,
+                               append=args.append)
         elif args.cmd == "lint":
             return runner.lint_only()
         elif args.cmd == "results":

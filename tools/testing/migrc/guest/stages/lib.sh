@@ -40,11 +40,16 @@ bench_snapshot() {
 	echo "$(tlb_ipis) $(vmstat nr_tlb_remote_flush) $(vmstat nr_tlb_remote_flush_received)" \
 	     "$(vmstat nr_tlb_local_flush_all) $(vmstat nr_tlb_local_flush_one)" \
 	     "$(vmstat pgmigrate_success) $(vmstat_sum pgdemote_) $(vmstat pgpromote_success)" \
+	     "$(vmstat numa_hint_faults) $(vmstat pgpromote_candidate)" \
+	     "$(vmstat pgmigrate_fail) $(vmstat pgscan_kswapd)" \
 	     "$(vmstat migrc_pages_deferred)" \
 	     "$(awk '/^migrc_/ { printf "%s ", $2 }' /proc/vmstat)"
 }
 BENCH_NAMES="tlb_shootdowns nr_tlb_remote_flush nr_tlb_remote_flush_received"
 BENCH_NAMES="$BENCH_NAMES nr_tlb_local_flush_all nr_tlb_local_flush_one"
-BENCH_NAMES="$BENCH_NAMES pgmigrate_success pgdemote pgpromote migrc_deferred"
+BENCH_NAMES="$BENCH_NAMES pgmigrate_success pgdemote pgpromote"
+# What drives the migration volume of the tiering scenarios.
+BENCH_NAMES="$BENCH_NAMES numa_hint_faults pgpromote_candidate"
+BENCH_NAMES="$BENCH_NAMES pgmigrate_fail pgscan_kswapd migrc_deferred"
 # and every migrc_* event (refusals by reason, MIGRC's own flushes).
 BENCH_NAMES="$BENCH_NAMES $(awk '/^migrc_/ { printf "%s ", $1 }' /proc/vmstat)"
