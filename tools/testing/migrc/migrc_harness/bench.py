@@ -244,7 +244,7 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
                         BUILD / "logs" / f"console-bench-{name}.log",
                         extra_append=append, echo=progress.echo)
         verdict = guest.stages.get("bench", ("missing", None))[0]
-        if verdict != "pass" or guest.reports:
+        if verdict != "pass" or guest.reports or guest.exit_code:
             raise HarnessError(f"bench boot of {kernel} failed ({verdict}); "
                                f"see build/logs/console-bench-{name}.log")
         for sc, vals in _parse(guest).items():

@@ -3,7 +3,7 @@
 
 import argparse
 
-from . import bench, hostsetup, kbuild, patches, report, runner, tree
+from . import bench, hostsetup, kbuild, lint, patches, report, runner, tree
 from .common import HarnessError, die, ensure_build_dir, log
 
 
@@ -46,6 +46,7 @@ def main(argv=None):
     sub.add_parser("lint", help="build the test kernel and run the static "
                    "checks of 'make test' (clippy, rustfmt, W=1, kernel-doc, "
                    "rustdoc, htmldocs)")
+    sub.add_parser("unit", help="the harness's own unit tests")
     sub.add_parser("results", help="regenerate the README's benchmark "
                    "tables from results/")
     sub.add_parser("patches", help="export the series with a cover letter "
@@ -81,6 +82,8 @@ def main(argv=None):
                                append=args.append)
         elif args.cmd == "lint":
             return runner.lint_only()
+        elif args.cmd == "unit":
+            return lint.unit()
         elif args.cmd == "results":
             report.update_readme()
         elif args.cmd == "patches":

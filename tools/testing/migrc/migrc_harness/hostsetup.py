@@ -270,6 +270,5 @@ def setup():
     install_packages()
     install_bindgen()
     version = prepare_upstream()
-    (CACHE / "linux-source.version").write_text(version + "\n")
     log(f"setup complete: {SOURCE_PKG} {version}, bindgen {BINDGEN_VERSION}")
     return version

@@ -219,6 +219,3 @@ class Build:
         record = self.out / self.RUST_RECORD
         return json.loads(record.read_text())["warnings"] \
             if record.exists() else {}
-
-    def config_value(self, sym):
-        return config_value(self.out, sym)

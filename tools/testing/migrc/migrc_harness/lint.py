@@ -46,6 +46,15 @@ def run_all(build, tally, arm64=False):
                   f"{summary}")
 
 
+def unit():
+    """'make unit': the harness's unit tests alone; the exit status."""
+    ok, summary, details = harness_tests(None)
+    for line in details:
+        print(f"    {line}")
+    log(f"harness unit tests: {'clean' if ok else 'FAILED'}: {summary}")
+    return 0 if ok else 1
+
+
 def harness_tests(build):
     """The harness's own unit tests (tools/testing/migrc/tests)."""
     p = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s",

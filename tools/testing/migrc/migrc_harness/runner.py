@@ -186,6 +186,8 @@ def judge(build, guest, plan, tally, require_kunit=True):
     elif guest.init_line >= 0 and not guest.done:
         tally.add("fail", "guest stopped before finishing its plan")
         print("\n".join(guest.console[-25:]))
+    elif guest.exit_code:
+        tally.add("fail", f"QEMU exited with status {guest.exit_code}")
     seen = -1
     for n, line in guest.reports:
         if n <= seen:

@@ -56,10 +56,6 @@ class RatioCI(unittest.TestCase):
         self.assertEqual(r["ratio_of_medians"], 2.0)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class Tables(unittest.TestCase):
     """The tables `make bench` prints from a summarized run."""
 
@@ -82,3 +78,7 @@ class Tables(unittest.TestCase):
         self.assertEqual(len(row), 1, text)
         self.assertRegex(row[0], r"[+-]\d+\.\d%\s+\d+%/\d+%$")
         self.assertIn("floor", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
