@@ -373,7 +373,9 @@ static inline void migrc_flush_before_write(struct mm_struct *mm,
  * migrc_wp_pending_add - count a pending TLB flush that may hide a writable
  *                        entry
  * @mm: the mm whose PTEs change
- * @nr: 1 in inc_tlb_flush_pending(), -1 in dec_tlb_flush_pending()
+ * @nr: 1 in inc_tlb_flush_pending(), -1 in dec_tlb_flush_pending(); -1 and
+ *      back to 1 for a gather that write-protects nothing
+ *      (migrc_tlb_no_writable(), migrc_tlb_finish())
  *
  * Ordered as tlb_flush_pending is (see inc_tlb_flush_pending()): raised
  * before the PTEs change, so their PTL publishes it, and lowered only after
