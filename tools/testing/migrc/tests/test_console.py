@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the console parser (migrc_harness.vm) and of the verdicts
+the judge draws from a boot (migrc_harness.runner.judge)."""
+
+import contextlib
+import io
+import unittest
+
+from migrc_harness import runner, vm
+
+# A boot as the guest's /init prints it (guest/init), with kernel
+# timestamps and serial line ends.
+BOOT = """\
+[    0.000000] Linux version 7.3.4
+[    1.234567] Run /init as init process\r
+migrc-guest: init 7.3.4
+migrc-guest: begin migrc-core
+  migrc core ok
+migrc-guest: end migrc-core pass rc=0
+migrc-guest: begin migrc-safety
+ok 1 migrc.reuse_leak
+not ok 2 migrc.lost_write
+migrc-guest: end migrc-safety fail rc=1
+migrc-guest: done
+"""
+
+WARN = """\
+[   12.500000] ------------[ cut here ]------------
+[   12.500001] WARNING: CPU: 1 PID: 77 at mm/migrc.c:104 migrc_page_flush+0x1/0x2
+[   12.500002] Modules linked in:
+"""
+
+
+def parse(text):
+    run = vm.GuestRun()
+    for line in text.splitlines():
+        vm._take(run, line.rstrip("\r"), None)
+    return run
+
+
+class NoBuild:
+    variant = "migrc"
+
+
+def judged(run, plan):
+    tally = runner.Tally()
+    with contextlib.redirect_stdout(io.StringIO()):
+        runner.judge(NoBuild(), run, plan, tally, require_kunit=False)
+    return tally
+
+
+class Console(unittest.TestCase):
+    def test_stages_and_verdicts(self):
+        r = parse(BOOT)
+        self.assertEqual(r.init_line, 2)
+        self.assertTrue(r.done)
+        self.assertEqual(r.order, ["migrc-core", "migrc-safety"])
+        self.assertEqual(r.stages["migrc-core"], ("pass", 0))
+        self.assertEqual(r.stages["migrc-safety"], ("fail", 1))
+
+    def test_stage_output_is_what_the_stage_printed(self):
+        r = parse(BOOT)
+        self.assertEqual(r.stage_output("migrc-safety"),
+                         ["ok 1 migrc.reuse_leak", "not ok 2 migrc.lost_write"])
+        self.assertEqual(r.stage_output("migrc-core"), ["  migrc core ok"])
+        self.assertEqual(r.stage_output("absent"), [])
+
+    def test_kernel_log_ends_where_userspace_starts(self):
+        r = parse(BOOT)
+        self.assertEqual(len(r.kernel_log()), 2)
+
+    def test_a_warning_is_a_report_with_its_headline(self):
+        r = parse(BOOT + WARN)
+        self.assertEqual(len(r.reports), 2)   # the cut line and WARNING:
+        n = r.reports[0][0]
+        title = vm.report_title(vm.report_context(r, n))
+        self.assertTrue(title.startswith("WARNING: CPU: 1 PID: 77"), title)
+
+
+class Judge(unittest.TestCase):
+    PLAN = ["migrc-core", "migrc-safety"]
+
+    def test_a_failed_stage_fails_the_run(self):
+        t = judged(parse(BOOT), self.PLAN)
+        self.assertEqual((t.passed, t.failed), (1, 1))
+        self.assertIn("stage migrc-safety: fail (rc=1)", t.failures)
+
+    def test_a_missing_stage_fails(self):
+        t = judged(parse(BOOT), self.PLAN + ["migrc-knobs"])
+        self.assertIn("stage migrc-knobs: never finished (guest died)",
+                      t.failures)
+
+    def test_a_kernel_warning_fails_the_run(self):
+        t = judged(parse(BOOT + WARN), ["migrc-core"])
+        self.assertEqual(len(t.failures), 1)
+        self.assertTrue(t.failures[0].startswith("kernel report: WARNING:"))
+
+    def test_no_init_fails(self):
+        t = judged(parse("[    0.1] Linux version 7.3.4\n"), [])
+        self.assertIn("boot: the guest never reached /init", t.failures)
+
+    def test_stopping_before_done_fails(self):
+        t = judged(parse(BOOT.replace("migrc-guest: done\n", "")),
+                   ["migrc-core"])
+        self.assertIn("guest stopped before finishing its plan", t.failures)
+
+    def test_qemu_exit_status_fails(self):
+        r = parse(BOOT)
+        r.exit_code = 1
+        t = judged(r, ["migrc-core"])
+        self.assertIn("QEMU exited with status 1", t.failures)
+
+    def test_timeout_fails(self):
+        r = parse(BOOT.replace("migrc-guest: done\n", ""))
+        r.timed_out = True
+        t = judged(r, ["migrc-core"])
+        self.assertTrue(any(f.startswith("guest timed out")
+                            for f in t.failures), t.failures)
+
+
+if __name__ == "__main__":
+    unittest.main()
