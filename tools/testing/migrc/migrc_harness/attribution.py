@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Iterable
 
 # Frames that only carry a flush to the IPI: never the cause.
 PLUMBING = frozenset({
@@ -102,7 +103,7 @@ RO_BATCH_FLUSHERS = frozenset({
     "migrc_scope_end", "migrate_pages_batch"})
 
 
-def _first(chain: list[str], table) -> str | None:
+def _first(chain: list[str], table: Iterable[tuple[str, str]]) -> str | None:
     """The label of the first key of table (in its order, most telling
     first) that names a frame of chain; a key ending in "_" is a prefix."""
     for key, label in table:
@@ -112,7 +113,8 @@ def _first(chain: list[str], table) -> str | None:
     return None
 
 
-def _innermost(chain: list[str], table) -> str | None:
+def _innermost(chain: list[str],
+               table: Iterable[tuple[str, str]]) -> str | None:
     """The label of the innermost frame of chain that is a key of table."""
     keys = dict(table)
     for frame in chain:
@@ -169,9 +171,9 @@ def classify(chain: list[str]) -> tuple[str, str]:
         path = _innermost(chain, MIGRATION_PATHS) or "other"
         return "migration", f"migration {how}: {path}"
     if "flush_tlb_batched_pending" in names:
-        caller = _first(chain, CALLERS) or _after(
+        by = _first(chain, CALLERS) or _after(
             chain, "flush_tlb_batched_pending") or "?"
-        return "other", f"batched pending: {caller}"
+        return "other", f"batched pending: {by}"
     if "try_to_unmap_flush" in names or "try_to_unmap_flush_dirty" in names:
         flusher = "try_to_unmap_flush" if "try_to_unmap_flush" in names \
             else "try_to_unmap_flush_dirty"
@@ -187,7 +189,7 @@ CHAIN = re.compile(r"migrc-bench-chain: (\S+) (rounds|ipis)(-dropped)? "
                    r"(\d+) (\S+)$")
 
 
-def parse(lines) -> dict:
+def parse(lines: Iterable[str]) -> dict:
     """{scenario: {"rounds"|"ipis": {chain: count}, "dropped": n}} from
     the 'migrc-bench-chain:' lines of one boot."""
     out: dict = {}

@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from . import attribution, kbuild, runner, vm
 from .common import BUILD, HarnessError, log
@@ -54,7 +55,7 @@ def _parse(guest):
     by cause go to 'causes' ({(group, cause): {"rounds", "ipis"}}) and the
     histogram entries lost to 'chains_dropped'."""
     lines = guest.stage_output("bench")
-    runs = {}
+    runs: dict[str, dict[str, Any]] = {}
     for line in lines:
         m = LINE.search(line)
         if not m:
@@ -221,7 +222,8 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
         progs, name="initramfs-bench",
         files={"/migrc/user-args": args + "\n"} if workload else None)
     reps = reps or (1 if quick else MICRO_REPS if micro else 3)
-    results = {s: {k: [] for k in kernels} for s in scenarios}
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {
+        s: {k: [] for k in kernels} for s in scenarios}
     # One boot per (repetition, kernel) runs every scenario; MICRO=1 boots
     # once per scenario as well, so no scenario runs after another's
     # leftovers. Kernels alternate within a repetition to cancel drift.

@@ -7,7 +7,7 @@ from . import bench, hostsetup, kbuild, lint, patches, report, runner, tree
 from .common import HarnessError, die, ensure_build_dir, log
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="migrc", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("setup", help="install packages, bindgen, kernel source")

@@ -6,7 +6,12 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn, Union
+
+# What a path argument may be.
+StrPath = Union[str, "os.PathLike[str]"]
 
 # Four directories up from this module: the repository root.
 REPO = Path(__file__).resolve().parents[4]
@@ -23,7 +28,7 @@ KVER_SERIES = "7.3"
 _T0 = time.monotonic()
 
 
-def ensure_build_dir():
+def ensure_build_dir() -> None:
     """Create BUILD, marked as ignored by git (build trees stay outside git)."""
     BUILD.mkdir(parents=True, exist_ok=True)
     ignore = BUILD / ".gitignore"
@@ -36,14 +41,17 @@ class HarnessError(Exception):
     """A failure the user can act on; the message says what to do."""
 
 
-def log(msg):
+def log(msg: str) -> None:
     """Print a progress line with the elapsed time since the harness started."""
     el = time.monotonic() - _T0
     print(f"[migrc {int(el // 60):3d}:{int(el % 60):02d}] {msg}", flush=True)
 
 
-def run(cmd, cwd=None, env=None, check=True, capture=False, quiet=False,
-        logfile=None, input=None):
+def run(cmd: Sequence[Any], cwd: StrPath | None = None,
+        env: dict[str, str] | None = None, check: bool = True,
+        capture: bool = False, quiet: bool = False,
+        logfile: StrPath | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run a command; raise HarnessError with its output tail on failure.
 
     With logfile, stdout and stderr go to that file and the last lines are
@@ -80,11 +88,12 @@ def run(cmd, cwd=None, env=None, check=True, capture=False, quiet=False,
     return p
 
 
-def out(cmd, cwd=None, env=None):
+def out(cmd: Sequence[Any], cwd: StrPath | None = None,
+        env: dict[str, str] | None = None) -> str:
     """Run a command quietly and return its stripped stdout."""
     return run(cmd, cwd=cwd, env=env, capture=True, quiet=True).stdout.strip()
 
 
-def die(msg):
+def die(msg: str) -> NoReturn:
     print(f"migrc: error: {msg}", file=sys.stderr, flush=True)
     sys.exit(1)

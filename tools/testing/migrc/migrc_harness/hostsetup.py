@@ -32,6 +32,8 @@ DEB_PACKAGES = [
     "qemu-system-x86", "busybox-static", "libc6-dev", "libnuma-dev", "gcc",
     # The chart of 'make bench' (build/bench/results.png).
     "python3-matplotlib",
+    # The harness's type checks ('make lint').
+    "python3-mypy",
     # Needed by apt-get download of the source package.
     "debian-archive-keyring", "ca-certificates",
 ]

@@ -27,14 +27,15 @@ import re
 import shutil
 import subprocess
 import sys
+from typing import Optional
 
 from . import kbuild, tree
 from .common import BUILD, HARNESS, log, run
 
 
 def run_all(build, tally, arm64=False):
-    checks = (harness_tests, clippy, compile_fail) if arm64 else \
-        (harness_tests, rustfmt, clippy, compile_fail, w1, kerneldoc,
+    checks = (harness_tests, mypy, clippy, compile_fail) if arm64 else \
+        (harness_tests, mypy, rustfmt, clippy, compile_fail, w1, kerneldoc,
          rustdoc, htmldocs)
     for check in checks:
         ok, summary, details = check(build)
@@ -53,6 +54,18 @@ def unit():
         print(f"    {line}")
     log(f"harness unit tests: {'clean' if ok else 'FAILED'}: {summary}")
     return 0 if ok else 1
+
+
+def mypy(build):
+    """The harness's types (mypy.ini): every function body, and the
+    signature of every function in the modules the file lists."""
+    p = subprocess.run(["/usr/bin/python3", "-m", "mypy", "--config-file",
+                        "mypy.ini", "--cache-dir", str(BUILD / "mypy-cache"),
+                        "migrc_harness", "tests"], cwd=HARNESS,
+                       capture_output=True, text=True)
+    lines = (p.stdout + p.stderr).strip().splitlines()
+    details = [] if p.returncode == 0 else lines[-40:]
+    return p.returncode == 0, lines[-1] if lines else "no output", details
 
 
 def harness_tests(build):
@@ -113,7 +126,8 @@ WARN = re.compile(r"^(?:.*?/)?((?:arch|mm|include|rust|kernel|lib)/\S+?):"
 
 def _warnings(text, src):
     """(warnings, errors): multisets of (file, message) in a build log."""
-    found = {"warning": collections.Counter(), "error": collections.Counter()}
+    found: dict[str, collections.Counter[tuple[str, str]]] = {
+        "warning": collections.Counter(), "error": collections.Counter()}
     for line in text.splitlines():
         line = line.replace(str(src) + "/", "")
         m = WARN.match(line)
@@ -160,7 +174,8 @@ def w1(build):
 
 
 def _kdoc(src, files):
-    found, seen = collections.Counter(), set()
+    found: collections.Counter[tuple[str, str]] = collections.Counter()
+    seen: set[tuple[str, str, str]] = set()
     for f in files:
         if not (src / f).exists():
             continue
@@ -250,9 +265,11 @@ fn allowed() -> bool {
 
 def compile_fail_examples(src):
     """(file:line, error code, code) of each compile_fail doc example."""
-    found = []
+    found: list[tuple[str, Optional[str], str]] = []
     for path in sorted((src / MIGRC_RUST).glob("*.rs")):
-        code, start = None, 0
+        # (error code, lines) of the example being read, if any.
+        code: Optional[tuple[Optional[str], list[str]]] = None
+        start = 0
         for n, line in enumerate(path.read_text().splitlines(), 1):
             m = re.match(r"^\s*//[/!] ?(.*)$", line)
             if not m:
@@ -265,7 +282,7 @@ def compile_fail_examples(src):
                     err = next((i for i in info if re.match(r"E\d{4}$", i)),
                                None)
                     code, start = (err, []), n
-            elif fence:
+            elif fence and code is not None:
                 found.append((f"{path.relative_to(src)}:{start}", code[0],
                               "\n".join(code[1]) + "\n"))
                 code = None

@@ -168,7 +168,9 @@ def _format_patches():
 
 def _checkpatch(patches):
     """checkpatch --strict over every patch: (errors, unexplained, accepted)."""
-    errors, unexplained, accepted = [], [], {}
+    errors: list[str] = []
+    unexplained: list[str] = []
+    accepted: dict[str, list[tuple[str, str, str]]] = {}
     # spdxcheck.py needs Debian's python3 (python3-ply), whatever comes
     # first on PATH.
     env = {"PATH": "/usr/bin:" + os.environ.get("PATH", "")}

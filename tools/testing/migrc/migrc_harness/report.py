@@ -30,7 +30,7 @@ ROWS = [("tlb_shootdowns", "TLB shootdown IPIs", "{:,.0f}"),
         ("ops_per_s", "ops/s", "{:,.4g}")]
 
 
-def _change(v, g):
+def _change(v: float, g: float) -> str:
     return f"{100 * (g - v) / v:+.1f}%" if v else "-"
 
 

@@ -18,7 +18,8 @@ from . import hostsetup, kbuild, lint, vm
 from .common import BUILD, HARNESS, REPO, HarnessError, log, run
 
 # Upstream mm selftests run by the mm-selftests stage: {name: extra sources}.
-UPSTREAM_SELFTESTS = {"cow": [], "mkdirty": [], "gup_test": [],
+UPSTREAM_SELFTESTS: dict[str, list[str]] = {
+                      "cow": [], "mkdirty": [], "gup_test": [],
                       "ksm_functional_tests": [],
                       "uffd-unit-tests": ["uffd-common.c"]}
 # Stages of the default 'make test' plan, in order.

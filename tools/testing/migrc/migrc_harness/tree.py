@@ -77,7 +77,7 @@ def overlay_files():
 
 def read_series():
     """[(patch name, [overlay path prefixes])] in series order."""
-    entries = []
+    entries: list[tuple[str, list[str]]] = []
     if not SERIES.exists():
         return entries
     for n, line in enumerate(SERIES.read_text().splitlines(), 1):
@@ -93,7 +93,7 @@ def read_series():
 
 def _claims(entries, files):
     """Map each series entry to the overlay files it claims."""
-    owner = {}
+    owner: dict[str, str] = {}
     for name, claims in entries:
         for c in claims:
             hit = [f for f in files if f == c or f.startswith(c + "/")]
@@ -407,7 +407,8 @@ def sync():
     _sync_overlay(set(new_files))
     # Patches and series.
     upstream_dirs = {f.rsplit("/", 1)[0] for f in upstream_all if "/" in f}
-    lines, written = [], set()
+    lines: list[str] = []
+    written: set[str] = set()
     for c in commits:
         subject = _git("log", "-1", "--format=%s", c).stdout.strip()
         changed = _git("diff-tree", "--no-commit-id", "-r", "--name-only",

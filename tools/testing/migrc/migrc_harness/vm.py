@@ -16,11 +16,12 @@ import selectors
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import hostsetup
-from .common import BUILD, HARNESS, HarnessError, log, run
+from .common import BUILD, HARNESS, HarnessError, StrPath, log, run
 
 GUEST = HARNESS / "guest"
 # A static busybox for the guest's architecture (arm64: see hostsetup).
@@ -29,7 +30,11 @@ BUSYBOX = {"x86_64": Path("/bin/busybox"),
 CONSOLE = {"x86_64": "ttyS0", "arm64": "ttyAMA0"}
 
 VCPUS = 4
-NODES = [  # (size MiB, has CPUs, latency ns, bandwidth)
+# A NUMA node: (size MiB, has CPUs, latency ns, bandwidth).
+Node = tuple[int, bool, int, str]
+# Called with each console line worth showing live.
+Echo = Callable[[str], None]
+NODES: list[Node] = [
     (512, True, 10, "10G"),
     (1536, False, 40, "2G"),
 ]
@@ -51,7 +56,8 @@ TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 GUEST_LINE = re.compile(r"migrc-guest: (\w+)\s*(.*)$")
 
 
-def qemu_args(kernel, initrd, append, arch="x86_64", nodes=NODES):
+def qemu_args(kernel: StrPath, initrd: StrPath, append: str,
+              arch: str = "x86_64", nodes: list[Node] = NODES) -> list[str]:
     if arch == "arm64":
         # cortex-a57: no SVE/MTE/PAC to emulate, so TCG runs faster
         # than with -cpu max.
@@ -84,7 +90,9 @@ def qemu_args(kernel, initrd, append, arch="x86_64", nodes=NODES):
     return args
 
 
-def build_initramfs(programs, name="initramfs", files=None, arch="x86_64"):
+def build_initramfs(programs: dict[str, StrPath], name: str = "initramfs",
+                    files: dict[str, str] | None = None,
+                    arch: str = "x86_64") -> Path:
     """Assemble the initramfs: busybox, /init, stages and static programs.
 
     programs: {name in /migrc/bin: host path of a static binary}.
@@ -126,10 +134,12 @@ def build_initramfs(programs, name="initramfs", files=None, arch="x86_64"):
 @dataclass
 class GuestRun:
     """What one boot of the VM produced."""
-    console: list = field(default_factory=list)
-    stages: dict = field(default_factory=dict)   # stage -> (verdict, rc)
-    order: list = field(default_factory=list)
-    reports: list = field(default_factory=list)  # (line number, text)
+    console: list[str] = field(default_factory=list)
+    # stage -> (verdict, rc)
+    stages: dict[str, tuple[str, int]] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    # (line number, text)
+    reports: list[tuple[int, str]] = field(default_factory=list)
     init_line: int = -1
     done: bool = False
     timed_out: bool = False
@@ -138,12 +148,12 @@ class GuestRun:
     exit_code: int = 0
     seconds: float = 0.0
 
-    def kernel_log(self):
+    def kernel_log(self) -> list[str]:
         """Console lines before userspace started (KUnit's KTAP output)."""
         end = self.init_line if self.init_line >= 0 else len(self.console)
         return self.console[:end]
 
-    def stage_output(self, stage):
+    def stage_output(self, stage: str) -> list[str]:
         out, inside = [], False
         for line in self.console:
             m = GUEST_LINE.search(line)
@@ -165,8 +175,9 @@ class GuestRun:
 BOOT_SILENCE = 240
 
 
-def boot(kernel, initrd, plan, timeout, logfile, extra_append="",
-         echo=None, arch="x86_64", nodes=NODES):
+def boot(kernel: StrPath, initrd: StrPath, plan: list[str], timeout: int,
+         logfile: StrPath, extra_append: str = "", echo: Echo | None = None,
+         arch: str = "x86_64", nodes: list[Node] = NODES) -> GuestRun:
     """Boot the VM, run the plan's stages, return a GuestRun.
 
     echo(line) is called for each console line worth showing live.
@@ -187,8 +198,10 @@ def boot(kernel, initrd, plan, timeout, logfile, extra_append="",
     return r
 
 
-def _boot_once(kernel, initrd, plan, timeout, logfile, extra_append, echo,
-               arch, nodes, silence):
+def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
+               timeout: int, logfile: StrPath, extra_append: str,
+               echo: Echo | None, arch: str, nodes: list[Node],
+               silence: int) -> GuestRun:
     append = (f"console={CONSOLE[arch]},115200 panic=-1 loglevel=7 "
               f"harness.plan={','.join(plan)} {extra_append}").strip()
     args = qemu_args(kernel, initrd, append, arch, nodes)
@@ -202,8 +215,11 @@ def _boot_once(kernel, initrd, plan, timeout, logfile, extra_append, echo,
         p = subprocess.Popen(args, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL)
+        if p.stdout is None:
+            raise HarnessError("QEMU started without its console pipe")
+        console = p.stdout
         sel = selectors.DefaultSelector()
-        sel.register(p.stdout, selectors.EVENT_READ)
+        sel.register(console, selectors.EVENT_READ)
         buf = b""
         heard = t0
         while True:
@@ -221,7 +237,7 @@ def _boot_once(kernel, initrd, plan, timeout, logfile, extra_append, echo,
                 if p.poll() is not None:
                     break
                 continue
-            chunk = os.read(p.stdout.fileno(), 65536)
+            chunk = os.read(console.fileno(), 65536)
             if not chunk:
                 break
             heard = time.monotonic()
@@ -238,7 +254,7 @@ def _boot_once(kernel, initrd, plan, timeout, logfile, extra_append, echo,
     return r
 
 
-def _take(r, line, echo):
+def _take(r: GuestRun, line: str, echo: Echo | None) -> None:
     n = len(r.console)
     r.console.append(line)
     msg = TIMESTAMP.sub("", line)
@@ -261,7 +277,7 @@ def _take(r, line, echo):
         echo(line)
 
 
-def report_title(ctx):
+def report_title(ctx: list[str]) -> str:
     """The headline of a kernel report: its WARNING:/BUG:/... line."""
     msgs = [TIMESTAMP.sub("", l) for l in ctx]
     for m in msgs:
@@ -270,6 +286,7 @@ def report_title(ctx):
     return msgs[0].strip() if msgs else "?"
 
 
-def report_context(r, n, before=3, after=25):
+def report_context(r: GuestRun, n: int, before: int = 3,
+                   after: int = 25) -> list[str]:
     """The console lines around a kernel report, for the failure message."""
     return r.console[max(0, n - before):n + after]

@@ -174,7 +174,7 @@ class ParseAndSum(unittest.TestCase):
 
     def test_median_counts_absent_cause_as_zero(self):
         a = {("other", "munmap"): {"rounds": 4, "ipis": 4}}
-        b = {}
+        b: dict[tuple[str, str], dict[str, int]] = {}
         c = {("other", "munmap"): {"rounds": 6, "ipis": 6}}
         s = at.summarize([a, b, c])
         self.assertEqual(s["causes"]["other|munmap"]["rounds"], 4)
