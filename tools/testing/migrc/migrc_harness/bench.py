@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from . import attribution, kbuild, runner, vm
-from .common import BUILD, HarnessError, log
+from .common import BUILD, HarnessError, StrPath, log
+
+# {scenario: {kernel: [one boot's {metric: value}]}}
+Results = dict[str, dict[str, list[dict[str, Any]]]]
+# results.json: what _summarize() makes of Results.
+Doc = dict[str, Any]
+# A step of 'make bench': (repetition, kernel, scenarios of the boot).
+Step = tuple[int, str, list[str]]
 
 # The default run: the migration workloads, 3 repetitions, one boot per
 # kernel and repetition running them all.
@@ -41,16 +48,16 @@ MIGRC_EVENTS = re.compile(r"migrc_")
 LINE = re.compile(r"migrc-bench: (\S+) (.*)$")
 
 
-def _config_diff(builds):
+def _config_diff(builds: dict[str, kbuild.Build]) -> list[str]:
     """The .config lines that differ between the kernels, MIGRC's aside."""
-    def opts(b):
+    def opts(b: kbuild.Build) -> set[str]:
         return {line for line in (b.out / ".config").read_text().splitlines()
                 if line.startswith("CONFIG_") and "MIGRC" not in line}
     a, b = (opts(builds[k]) for k in KERNELS)
     return sorted(a ^ b)
 
 
-def _parse(guest):
+def _parse(guest: vm.GuestRun) -> dict[str, dict[str, Any]]:
     """{scenario: {metric: value}} of one boot; each scenario's shootdowns
     by cause go to 'causes' ({(group, cause): {"rounds", "ipis"}}) and the
     histogram entries lost to 'chains_dropped'."""
@@ -85,23 +92,27 @@ T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
         2.048, 2.045, 2.042]
 
 
-def ratio_ci(per, metric="ops_per_s"):
+def ratio_ci(per: dict[str, list[dict[str, Any]]],
+             metric: str = "ops_per_s") -> dict[str, Any]:
     """MIGRC over vanilla for one metric of runs that alternated: the ratio
     of the medians, and the geometric mean of the ratios of the two boots of
     each repetition with its 95% confidence interval (a t interval on the
     logs, exponentiated: pairing neighbouring boots cancels drift). A
     repetition missing the metric on either kernel is left out whole."""
-    pairs = [(v.get(metric), m.get(metric))
-             for v, m in zip(per["vanilla"], per["migrc"])]
-    pairs = [(v, m) for v, m in pairs if v and m]
+    pairs: list[tuple[float, float]] = [
+        (v[metric], m[metric])
+        for v, m in zip(per["vanilla"], per["migrc"])
+        if v.get(metric) and m.get(metric)]
     van = [v for v, _ in pairs]
     mig = [m for _, m in pairs]
     logs = [math.log(m / v) for v, m in pairs]
-    out = {"metric": metric, "pairs": len(logs),
-           "vanilla_median": statistics.median(van) if van else None,
-           "migrc_median": statistics.median(mig) if mig else None}
+    out: dict[str, Any] = {
+        "metric": metric, "pairs": len(logs),
+        "vanilla_median": statistics.median(van) if van else None,
+        "migrc_median": statistics.median(mig) if mig else None}
     if van and mig:
-        out["ratio_of_medians"] = out["migrc_median"] / out["vanilla_median"]
+        out["ratio_of_medians"] = statistics.median(mig) / \
+            statistics.median(van)
     if len(logs) >= 2:
         mean = statistics.fmean(logs)
         half = T975[min(len(logs) - 1, len(T975)) - 1] * \
@@ -111,13 +122,13 @@ def ratio_ci(per, metric="ops_per_s"):
     return out
 
 
-def ratio_verdict(lo, hi):
+def ratio_verdict(lo: float, hi: float) -> str:
     """What a 95% interval of MIGRC / vanilla supports."""
     return "slower" if hi < 1 else "faster" if lo > 1 else \
         "no difference shown"
 
 
-def _ratio_table(doc):
+def _ratio_table(doc: Doc) -> None:
     """One line per scenario: medians, their ratio and its 95% interval;
     'slower' only when the whole interval lies below 1."""
     print(f"{doc['repetitions']} + {doc['repetitions']} alternating boots, "
@@ -139,14 +150,14 @@ class _Progress:
     """One line per step: kernel, repetition, scenario, time spent and an
     estimate of the time left (from the boots done so far)."""
 
-    def __init__(self, steps):
+    def __init__(self, steps: list[Step]) -> None:
         self.steps, self.t0 = steps, time.monotonic()
         self.boot0, self.step = self.t0, 0
 
-    def boot(self, i):
+    def boot(self, i: int) -> None:
         self.step, self.boot0 = i, time.monotonic()
 
-    def left(self):
+    def left(self) -> str:
         now = time.monotonic()
         if not self.step:
             return "estimate after the first boot"
@@ -154,7 +165,7 @@ class _Progress:
         left = per_boot * (len(self.steps) - self.step) - (now - self.boot0)
         return f"about {max(left, 0) / 60:.1f} min left"
 
-    def echo(self, line):
+    def echo(self, line: str) -> None:
         if "migrc-guest:" in line:
             log("guest: " + line.split("migrc-guest: ", 1)[1])
             return
@@ -166,7 +177,7 @@ class _Progress:
                 f"{self.left()})")
 
 
-def _pick(arg, known, what):
+def _pick(arg: str | None, known: list[str], what: str) -> list[str]:
     """The comma-separated subset of known named by arg (all if None)."""
     if not arg:
         return list(known)
@@ -178,7 +189,7 @@ def _pick(arg, known, what):
     return picked
 
 
-def _check_workload(path):
+def _check_workload(path: StrPath) -> Path:
     """A user workload must be a static executable: the VM has no libc."""
     p = Path(path)
     if not p.is_file():
@@ -192,59 +203,66 @@ def _check_workload(path):
     return p.resolve()
 
 
-def _has_interp(p):
+def _has_interp(p: Path) -> bool:
     out = subprocess.run(["readelf", "-lW", str(p)], capture_output=True,
                          text=True).stdout
     return "INTERP" in out
 
 
-def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
-          kernels=None, micro=False, append=""):
+def boot_cmdline(group: list[str], quick: bool, append: str) -> str:
+    """The kernel command line a bench boot adds: its scenarios, the
+    quarter-size flag, and the user's APPEND."""
+    return " ".join(filter(None, (f"harness.bench={':'.join(group)}",
+                                  "harness.quick=1" if quick else "",
+                                  append)))
+
+
+def bench(quick: bool = False, reps: int | None = None,
+          workload: StrPath | None = None, args: str = "",
+          scenarios: str | None = None, kernels: str | None = None,
+          micro: bool = False, append: str = "") -> int:
     OUT.mkdir(parents=True, exist_ok=True)
-    if workload:
-        workload = _check_workload(workload)
+    binary = _check_workload(workload) if workload else None
     default = MICRO if micro else SCENARIOS
-    scenarios = _pick(scenarios, SCENARIOS + MICRO, "scenarios") \
+    names = _pick(scenarios, SCENARIOS + MICRO, "scenarios") \
         if scenarios else list(default)
-    kernels = _pick(kernels, KERNELS, "kernels")
+    booted = _pick(kernels, KERNELS, "kernels")
     builds = {k: kbuild.Build("bench", k) for k in KERNELS}
-    images = {k: builds[k].build() for k in kernels}
-    if len(kernels) == len(KERNELS):
+    images = {k: builds[k].build() for k in booted}
+    if len(booted) == len(KERNELS):
         diff = _config_diff(builds)
         if diff:
             raise HarnessError("the bench kernels differ beyond CONFIG_MIGRC:"
                                "\n  " + "\n  ".join(diff[:20]))
-    progs = runner.guest_programs(builds[kernels[-1]])
-    if workload:
-        progs["user-workload"] = workload
-        scenarios.append("user")
+    progs = runner.guest_programs(builds[booted[-1]])
+    if binary:
+        progs["user-workload"] = binary
+        names.append("user")
     initrd = vm.build_initramfs(
         progs, name="initramfs-bench",
-        files={"/migrc/user-args": args + "\n"} if workload else None)
+        files={"/migrc/user-args": args + "\n"} if binary else None)
     reps = reps or (1 if quick else MICRO_REPS if micro else 3)
-    results: dict[str, dict[str, list[dict[str, Any]]]] = {
-        s: {k: [] for k in kernels} for s in scenarios}
+    results: Results = {s: {k: [] for k in booted} for s in names}
     # One boot per (repetition, kernel) runs every scenario; MICRO=1 boots
     # once per scenario as well, so no scenario runs after another's
     # leftovers. Kernels alternate within a repetition to cancel drift.
     # The order swaps every repetition (A B, B A, ...), so a steady drift
     # does not favour the kernel that boots second.
-    groups = [[sc] for sc in scenarios] if micro else [scenarios]
+    groups = [[sc] for sc in names] if micro else [names]
     steps = [(r, k, g) for r in range(reps) for g in groups
-             for k in (kernels if r % 2 == 0 else kernels[::-1])]
+             for k in (booted if r % 2 == 0 else booted[::-1])]
     progress = _Progress(steps)
     for i, (rep, kernel, group) in enumerate(steps):
         progress.boot(i)
         log(f"bench {i + 1}/{len(steps)}: boot {kernel}, repetition "
             f"{rep + 1} ({(time.monotonic() - progress.t0) / 60:.1f} min, "
             f"{progress.left()})")
-        append = f"harness.bench={':'.join(group)}" + \
-            (" harness.quick=1" if quick or micro else "") + \
-            (f" {append}" if append else "")
         name = f"{kernel}-{rep}" + (f"-{group[0]}" if micro else "")
         guest = vm.boot(images[kernel], initrd, ["bench"], 3600,
                         BUILD / "logs" / f"console-bench-{name}.log",
-                        extra_append=append, echo=progress.echo)
+                        extra_append=boot_cmdline(group, quick or micro,
+                                                  append),
+                        echo=progress.echo)
         verdict = guest.stages.get("bench", ("missing", None))[0]
         if verdict != "pass" or guest.reports or guest.exit_code:
             raise HarnessError(f"bench boot of {kernel} failed ({verdict}); "
@@ -276,16 +294,17 @@ def bench(quick=False, reps=None, workload=None, args="", scenarios=None,
     return 0
 
 
-def _summarize(results, reps):
+def _summarize(results: Results, reps: int) -> Doc:
     qemu = subprocess.run(["qemu-system-x86_64", "--version"],
                           capture_output=True, text=True).stdout.split("\n")[0]
-    doc = {"kernel_version": "7.3", "qemu": qemu, "vcpus": vm.VCPUS,
+    doc: Doc = {"kernel_version": "7.3", "qemu": qemu, "vcpus": vm.VCPUS,
            "nodes": [{"mib": n[0], "cpus": n[1]} for n in vm.NODES],
            "repetitions": reps, "scenarios": {}}
     for sc, per in results.items():
         doc["scenarios"][sc] = {}
         for kernel, runs in per.items():
-            agg = {"median": {}, "min": {}, "max": {}, "runs": runs}
+            agg: dict[str, Any] = {"median": {}, "min": {}, "max": {},
+                                   "runs": runs}
             for m in METRICS:
                 vals = [r[m] for r in runs if m in r]
                 if vals:
@@ -308,7 +327,7 @@ def _summarize(results, reps):
     return doc
 
 
-def _table(doc):
+def _table(doc: Doc) -> None:
     cols = ["tlb_shootdowns", "nr_tlb_remote_flush_received",
             "shootdowns_per_1k_migrated", "migrc_deferred",
             "pgmigrate_success", "pgdemote", "pgpromote", "numa_hint_faults",
@@ -331,7 +350,7 @@ def _table(doc):
                   f"{sp:>13}")
 
 
-def spread(agg, m):
+def spread(agg: dict[str, Any], m: str) -> str:
     """(max - min) / median of one metric over a kernel's runs."""
     med = agg["median"].get(m)
     if not med or m not in agg.get("max", {}):
@@ -339,7 +358,7 @@ def spread(agg, m):
     return f"{100 * (agg['max'][m] - agg['min'][m]) / med:.0f}%"
 
 
-def _cause_table(doc):
+def _cause_table(doc: Doc) -> None:
     """Per scenario: each kernel's shootdown rounds and IPIs by cause
     (medians), the floor (what MIGRC's kernel sends that is not its own)
     and MIGRC's distance to it."""
@@ -374,7 +393,7 @@ def _cause_table(doc):
                 for k, v in refused.items()))
 
 
-def _chart(doc):
+def _chart(doc: Doc) -> None:
     """Two panels, MIGRC relative to vanilla per scenario: shootdown
     interrupts (with the absolute medians written on the bars) and
     throughput; whiskers span the runs' min and max."""

@@ -15,7 +15,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .common import CACHE, KVER_SERIES, HarnessError, log, out, run
+from .common import (CACHE, KVER_SERIES, HarnessError, StrPath, log, out,
+                     run)
 
 # Packages from the machine's own suites (bookworm, bookworm-security).
 DEB_PACKAGES = [
@@ -58,7 +59,7 @@ UPSTREAM = CACHE / f"upstream-{KVER_SERIES}"  # git repo, one commit
 UPSTREAM_STAMP = UPSTREAM / ".git/migrc-upstream-ok"
 
 
-def _missing_packages(pkgs=DEB_PACKAGES):
+def _missing_packages(pkgs: list[str] = DEB_PACKAGES) -> list[str]:
     fmt = "${Package} ${db:Status-Abbrev}\n"
     p = subprocess.run(["dpkg-query", "-W", "-f", fmt] + pkgs,
                        capture_output=True, text=True)
@@ -67,7 +68,7 @@ def _missing_packages(pkgs=DEB_PACKAGES):
     return [pkg for pkg in pkgs if pkg not in installed]
 
 
-def install_packages():
+def install_packages() -> None:
     missing = _missing_packages()
     if not missing:
         return
@@ -84,7 +85,7 @@ def install_packages():
                            f"{' '.join(still)}")
 
 
-def _cargo():
+def _cargo() -> str:
     for c in (shutil.which("cargo"), str(Path.home() / ".cargo/bin/cargo"),
               "/usr/bin/cargo"):
         if c and Path(c).exists():
@@ -94,14 +95,14 @@ def _cargo():
     return "/usr/bin/cargo"
 
 
-def install_packages_named(pkgs):
+def install_packages_named(pkgs: list[str]) -> None:
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     run(sudo + ["apt-get", "install", "-y", "--no-install-recommends"]
         + pkgs, env={"DEBIAN_FRONTEND": "noninteractive"},
         logfile=CACHE / "logs/apt-install.log")
 
 
-def install_bindgen():
+def install_bindgen() -> None:
     if BINDGEN.exists():
         v = subprocess.run([str(BINDGEN), "--version"], capture_output=True,
                            text=True).stdout
@@ -114,7 +115,7 @@ def install_bindgen():
         logfile=CACHE / "logs/cargo-install-bindgen.log")
 
 
-def _apt_private_opts(root):
+def _apt_private_opts(root: StrPath) -> list[str]:
     """apt options that use only our own sources list, lists and cache."""
     return [
         "-o", f"Dir::Etc::sourcelist={root}/sources.list",
@@ -128,7 +129,8 @@ def _apt_private_opts(root):
     ]
 
 
-def _download_deb(name, suite, pkg, arch=None):
+def _download_deb(name: str, suite: str, pkg: str,
+                  arch: str | None = None) -> Path:
     """apt-get download of pkg from Debian's suite with a private apt
     configuration under DL/name; return the .deb, moved into DL."""
     root = DL / name
@@ -152,7 +154,7 @@ def _download_deb(name, suite, pkg, arch=None):
     return final
 
 
-def _sha256(path):
+def _sha256(path: StrPath) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -160,7 +162,7 @@ def _sha256(path):
     return h.hexdigest()
 
 
-def _cached_deb():
+def _cached_deb() -> Path | None:
     """Return the cached source .deb if present and intact, else None."""
     for deb in sorted(DL.glob(f"{SOURCE_PKG}_*.deb")):
         side = deb.with_suffix(".sha256")
@@ -172,7 +174,7 @@ def _cached_deb():
     return None
 
 
-def fetch_source_deb():
+def fetch_source_deb() -> Path:
     deb = _cached_deb()
     if deb:
         return deb
@@ -188,7 +190,7 @@ def fetch_source_deb():
     return final
 
 
-def setup_arm64():
+def setup_arm64() -> None:
     """The extra host tools of an arm64 test run (idempotent)."""
     missing = _missing_packages(ARM64_PACKAGES)
     if missing:
@@ -205,7 +207,7 @@ def setup_arm64():
     deb.unlink()
 
 
-def source_version(deb):
+def source_version(deb: StrPath) -> str:
     return out(["dpkg-deb", "-f", str(deb), "Version"])
 
 
@@ -217,7 +219,7 @@ DEBIAN_GITIGNORE = re.compile(
 UPSTREAM_FORMAT = "2"  # bump when the way the upstream commit is made changes
 
 
-def _drop_debian_gitignore(path):
+def _drop_debian_gitignore(path: Path) -> str:
     text = path.read_text()
     new = DEBIAN_GITIGNORE.sub("\n", text)
     if new == text:
@@ -227,7 +229,7 @@ def _drop_debian_gitignore(path):
             "ignores every top-level path) was removed, as in mainline.")
 
 
-def prepare_upstream():
+def prepare_upstream() -> str:
     """Create the pristine upstream git repository (one commit, tag upstream).
 
     The stamp is written last, so an interrupted run is redone from scratch.
@@ -266,7 +268,7 @@ def prepare_upstream():
     return version
 
 
-def setup():
+def setup() -> str:
     """Bring the host to a state where trees can be built and booted."""
     CACHE.mkdir(parents=True, exist_ok=True)
     install_packages()

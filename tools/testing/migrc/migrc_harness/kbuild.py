@@ -11,6 +11,8 @@ import hashlib
 import json
 import os
 import re
+import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import hostsetup, tree
@@ -24,11 +26,11 @@ ARCHES = ("x86_64", "arm64")
 IMAGES = {"x86_64": "arch/x86/boot/bzImage", "arm64": "arch/arm64/boot/Image"}
 
 
-def jobs():
+def jobs() -> str:
     return str(int(os.environ.get("MIGRC_JOBS", os.cpu_count() or 2)) + 1)
 
 
-def make_vars(arch="x86_64"):
+def make_vars(arch: str = "x86_64") -> list[str]:
     """Toolchain variables for every kernel make invocation."""
     v = {
         "ARCH": arch,
@@ -44,7 +46,7 @@ def make_vars(arch="x86_64"):
     return [f"{k}={val}" for k, val in v.items()]
 
 
-def config_value(outdir, sym):
+def config_value(outdir: Path, sym: str) -> str | None:
     """A symbol's value in outdir/.config; None when it is not set."""
     for line in (outdir / ".config").read_text().splitlines():
         if line.startswith(sym + "="):
@@ -52,14 +54,15 @@ def config_value(outdir, sym):
     return None
 
 
-def make_env():
+def make_env() -> dict[str, str]:
     return {"LIBCLANG_PATH": hostsetup.LLVM_LIB}
 
 
 class Build:
     """One kernel build directory and how to (re)build it."""
 
-    def __init__(self, flavor="test", variant="migrc", arch="x86_64"):
+    def __init__(self, flavor: str = "test", variant: str = "migrc",
+                 arch: str = "x86_64") -> None:
         if flavor not in FLAVORS or variant not in VARIANTS or \
                 arch not in ARCHES:
             raise HarnessError(f"unknown build {arch}/{flavor}/{variant}")
@@ -73,10 +76,10 @@ class Build:
         self.clippy = flavor == "test" and variant == "migrc"
 
     @property
-    def src(self):
+    def src(self) -> Path:
         return tree.VANILLA if self.variant == "vanilla" else tree.TREE
 
-    def fragments(self):
+    def fragments(self) -> list[Path]:
         frags = [CONFIGS / "base.config", CONFIGS / f"{self.arch}.config",
                  CONFIGS / f"{self.flavor}.config"]
         if self.variant == "migrc":
@@ -87,8 +90,10 @@ class Build:
             frags.append(CONFIGS / "nomigrc.config")
         return frags
 
-    def make(self, *targets, logname=None, extra=(), check=True,
-             extra_env=None, drop=()):
+    def make(self, *targets: str, logname: str | None = None,
+             extra: Sequence[str] = (), check: bool = True,
+             extra_env: dict[str, str] | None = None,
+             drop: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
         """Run make in the tree for this build; drop: toolchain variables
         to leave out (Documentation/Makefile gives RUSTDOC a meaning of
         its own)."""
@@ -101,7 +106,7 @@ class Build:
         return run(cmd, env={**make_env(), **(extra_env or {})},
                    logfile=logfile, check=check)
 
-    def configure(self):
+    def configure(self) -> None:
         """(Re)generate .config when the fragments changed."""
         frags = self.fragments()
         text = "".join(f.read_text() for f in frags)
@@ -120,7 +125,7 @@ class Build:
         self.check_config(text)
         stamp.write_text(digest + "\n")
 
-    def check_config(self, wanted_text):
+    def check_config(self, wanted_text: str) -> None:
         """Fail if a fragment line did not survive Kconfig dependencies."""
         have = {}
         for line in (self.out / ".config").read_text().splitlines():
@@ -146,7 +151,7 @@ class Build:
                 f"(a missing dependency or an unavailable toolchain):\n  "
                 + "\n  ".join(lost))
 
-    def build(self):
+    def build(self) -> Path:
         """Configure and build bzImage; return its path."""
         if self.variant == "vanilla":
             tree.vanilla_tree()
@@ -170,7 +175,7 @@ class Build:
     WARNING = re.compile(r"^(warning|error)(\[\w+\])?: (.*)$")
     WHERE = re.compile(r"^\s*--> (\S+?):\d+:\d+$")
 
-    def _crate_of(self, path):
+    def _crate_of(self, path: str) -> str:
         """The object a Rust source file is compiled into."""
         path = path.replace(str(self.src) + "/", "")
         if path.startswith("rust/kernel/"):
@@ -181,7 +186,7 @@ class Build:
         return f"rust/{top[1]}.o" if top[0] == "rust" and len(top) > 2 \
             else path
 
-    def _record_rust_warnings(self):
+    def _record_rust_warnings(self) -> None:
         record = self.out / self.RUST_RECORD
         data = json.loads(record.read_text()) if record.exists() else {}
         lines = (self.logs / f"{self.name}.log").read_text(
@@ -209,12 +214,12 @@ class Build:
         record.write_text(json.dumps({"crates": sorted(crates),
                                       "warnings": warnings}, indent=1))
 
-    def rust_crates(self):
+    def rust_crates(self) -> list[str]:
         record = self.out / self.RUST_RECORD
         return json.loads(record.read_text())["crates"] if record.exists() \
             else []
 
-    def rust_warnings(self):
+    def rust_warnings(self) -> dict[str, list[str]]:
         """{crate object: [warning]} of the latest compile of each crate."""
         record = self.out / self.RUST_RECORD
         return json.loads(record.read_text())["warnings"] \

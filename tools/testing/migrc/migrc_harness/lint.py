@@ -21,19 +21,31 @@
               control example using the public API must compile.
 """
 
+from __future__ import annotations
+
 import collections
 import os
 import re
 import shutil
 import subprocess
 import sys
-from typing import Optional
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import kbuild, tree
 from .common import BUILD, HARNESS, log, run
+from .kbuild import Build
+
+if TYPE_CHECKING:
+    from .runner import Tally
+
+# What a check returns: (clean, one-line summary, lines to show).
+Check = tuple[bool, str, list[str]]
+# Diagnostics counted by (file, message).
+Findings = collections.Counter[tuple[str, str]]
 
 
-def run_all(build, tally, arm64=False):
+def run_all(build: Build, tally: Tally, arm64: bool = False) -> None:
     checks = (harness_tests, mypy, clippy, compile_fail) if arm64 else \
         (harness_tests, mypy, rustfmt, clippy, compile_fail, w1, kerneldoc,
          rustdoc, htmldocs)
@@ -47,7 +59,7 @@ def run_all(build, tally, arm64=False):
                   f"{summary}")
 
 
-def unit():
+def unit() -> int:
     """'make unit': the harness's unit tests alone; the exit status."""
     ok, summary, details = harness_tests(None)
     for line in details:
@@ -56,7 +68,7 @@ def unit():
     return 0 if ok else 1
 
 
-def mypy(build):
+def mypy(build: Build | None) -> Check:
     """The harness's types (mypy.ini): every function body, and the
     signature of every function in the modules the file lists."""
     p = subprocess.run(["/usr/bin/python3", "-m", "mypy", "--config-file",
@@ -68,7 +80,7 @@ def mypy(build):
     return p.returncode == 0, lines[-1] if lines else "no output", details
 
 
-def harness_tests(build):
+def harness_tests(build: Build | None) -> Check:
     """The harness's own unit tests (tools/testing/migrc/tests)."""
     p = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s",
                         "tests"], cwd=HARNESS, capture_output=True, text=True,
@@ -79,11 +91,11 @@ def harness_tests(build):
     return p.returncode == 0, f"{ran}, {lines[-1] if lines else ''}", details
 
 
-def _logtext(name):
+def _logtext(name: str) -> str:
     return (BUILD / "logs" / f"{name}.log").read_text(errors="replace")
 
 
-def rustfmt(build):
+def rustfmt(build: Build) -> Check:
     p = build.make("rustfmtcheck", logname=f"{build.name}-rustfmtcheck",
                    check=False)
     if p.returncode == 0:
@@ -92,7 +104,7 @@ def rustfmt(build):
     return False, "Rust code is not rustfmt-clean", tail
 
 
-def clippy(build):
+def clippy(build: Build) -> Check:
     if not build.clippy:
         return True, "not a CLIPPY=1 build", []
     found = build.rust_warnings()
@@ -106,7 +118,7 @@ def clippy(build):
     return True, f"{crates} crates, 0 warnings", []
 
 
-def _touched_c(build):
+def _touched_c(build: Build) -> list[str]:
     """C files of the kernel proper that the series adds or changes."""
     names = subprocess.run(
         ["git", "-C", str(tree.TREE), "diff", "--name-only",
@@ -124,9 +136,9 @@ WARN = re.compile(r"^(?:.*?/)?((?:arch|mm|include|rust|kernel|lib)/\S+?):"
                   r"\d+:(?:\d+:)? (warning|error): (.*)$")
 
 
-def _warnings(text, src):
+def _warnings(text: str, src: Path) -> tuple[Findings, Findings]:
     """(warnings, errors): multisets of (file, message) in a build log."""
-    found: dict[str, collections.Counter[tuple[str, str]]] = {
+    found: dict[str, Findings] = {
         "warning": collections.Counter(), "error": collections.Counter()}
     for line in text.splitlines():
         line = line.replace(str(src) + "/", "")
@@ -136,7 +148,7 @@ def _warnings(text, src):
     return found["warning"], found["error"]
 
 
-def _compile_w1(b, units):
+def _compile_w1(b: Build, units: list[str]) -> str:
     """Compile units with W=1 to .s files in build b; the log text."""
     for u in units:
         (b.out / (u[:-2] + ".s")).unlink(missing_ok=True)
@@ -145,14 +157,14 @@ def _compile_w1(b, units):
     return _logtext(f"{b.name}-w1")
 
 
-def _vanilla_build(build):
+def _vanilla_build(build: Build) -> Build:
     van = kbuild.Build(build.flavor, "vanilla", build.arch)
     tree.vanilla_tree()
     van.configure()
     return van
 
 
-def w1(build):
+def w1(build: Build) -> Check:
     units = _touched_c(build)
     mine, errors = _warnings(_compile_w1(build, units), tree.TREE)
     van = _vanilla_build(build)
@@ -173,8 +185,8 @@ def w1(build):
     return not new and not errors, summary, lines
 
 
-def _kdoc(src, files):
-    found: collections.Counter[tuple[str, str]] = collections.Counter()
+def _kdoc(src: Path, files: list[str]) -> Findings:
+    found: Findings = collections.Counter()
     seen: set[tuple[str, str, str]] = set()
     for f in files:
         if not (src / f).exists():
@@ -193,7 +205,7 @@ def _kdoc(src, files):
     return found
 
 
-def kerneldoc(build):
+def kerneldoc(build: Build) -> Check:
     headers = subprocess.run(
         ["git", "-C", str(tree.TREE), "diff", "--name-only",
          "--diff-filter=A", "refs/tags/upstream", "HEAD", "--",
@@ -209,7 +221,7 @@ def kerneldoc(build):
     return not new, summary, lines
 
 
-def rustdoc(build):
+def rustdoc(build: Build) -> Check:
     p = build.make("rustdoc", logname=f"{build.name}-rustdoc", check=False)
     text = _logtext(f"{build.name}-rustdoc")
     warns = [l for l in text.splitlines() if re.match(r"^(warning|error)", l)]
@@ -224,7 +236,7 @@ def rustdoc(build):
         details
 
 
-def htmldocs(build):
+def htmldocs(build: Build) -> Check:
     # Sphinx output goes under O=; the html of mm/ only.
     outdir = build.out / "Documentation/output/mm"
     if outdir.exists():
@@ -263,12 +275,13 @@ fn allowed() -> bool {
 """
 
 
-def compile_fail_examples(src):
+def compile_fail_examples(
+        src: Path) -> list[tuple[str, str | None, str]]:
     """(file:line, error code, code) of each compile_fail doc example."""
-    found: list[tuple[str, Optional[str], str]] = []
+    found: list[tuple[str, str | None, str]] = []
     for path in sorted((src / MIGRC_RUST).glob("*.rs")):
         # (error code, lines) of the example being read, if any.
-        code: Optional[tuple[Optional[str], list[str]]] = None
+        code: tuple[str | None, list[str]] | None = None
         start = 0
         for n, line in enumerate(path.read_text().splitlines(), 1):
             m = re.match(r"^\s*//[/!] ?(.*)$", line)
@@ -291,7 +304,7 @@ def compile_fail_examples(src):
     return found
 
 
-def _rustc_command(build):
+def _rustc_command(build: Build) -> str:
     """The sample's rustc command line, with {src} and {obj} to fill in."""
     text = (build.out / SAMPLE_CMD).read_text()
     cmd = text.split(" := ", 1)[1].splitlines()[0]
@@ -301,7 +314,8 @@ def _rustc_command(build):
     return re.sub(r"\S+/samples/rust/rust_migrc\.rs", "{src}", cmd)
 
 
-def _try_compile(build, cmd, name, code):
+def _try_compile(build: Build, cmd: str, name: str,
+                 code: str) -> str | None:
     """rustc's diagnostics for code as a crate of its own (None: compiled)."""
     work = build.out / "migrc-compile-fail"
     work.mkdir(exist_ok=True)
@@ -316,7 +330,7 @@ def _try_compile(build, cmd, name, code):
     return None if p.returncode == 0 else p.stdout + p.stderr
 
 
-def compile_fail(build):
+def compile_fail(build: Build) -> Check:
     if not (build.out / SAMPLE_CMD).exists():
         return False, f"no {SAMPLE_CMD}: the Rust sample was not built", []
     cmd = _rustc_command(build)

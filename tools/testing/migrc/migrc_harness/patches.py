@@ -21,10 +21,14 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import time
+from collections.abc import Iterable
+from pathlib import Path
 
 from . import bench, hostsetup, kbuild, tree
-from .common import BUILD, HARNESS, REPO, HarnessError, log, out, run
+from .common import (BUILD, HARNESS, REPO, HarnessError, StrPath, log, out,
+                     run)
 
 OUT = BUILD / "patches"
 CHECK = BUILD / "patch-check"
@@ -54,19 +58,21 @@ ACCEPTED = [
      "the argv of posix_spawn() holds a command read from the environment "
      "at run time."),
 ]
+# The findings ACCEPTED keeps, by reason: [(patch number, file, message)].
+Accepted = dict[str, list[tuple[str, str, str]]]
 
 
-def _bench_rows():
+def _bench_rows() -> str:
     """The cover letter's results table, from the committed bench run."""
     doc = json.loads(RESULTS.read_text())
     sc = doc["scenarios"]
 
-    def med(s, kernel, m):
+    def med(s: str, kernel: str, m: str) -> float:
         return sc[s][kernel]["median"][m]
 
-    rows = []
+    rows: list[tuple[str, str, str, str, str]] = []
 
-    def row(label, s, m, fmt="{:,.0f}"):
+    def row(label: str, s: str, m: str, fmt: str = "{:,.0f}") -> None:
         v, g = med(s, "vanilla", m), med(s, "migrc", m)
         change = f"{100 * (g - v) / v:+.1f}%" if v else "-"
         rows.append((label, fmt.format(v), fmt.format(g), change,
@@ -109,7 +115,7 @@ def _bench_rows():
             + _wrap(outro, 0) + _micro_rows())
 
 
-def _micro_rows():
+def _micro_rows() -> str:
     """The fast paths: 'make bench MICRO=1', the ratio and its 95% CI."""
     if not MICRO_RESULTS.exists():
         return ""
@@ -127,7 +133,7 @@ def _micro_rows():
     return "\n\n" + _wrap(intro, 0) + "\n\n" + "\n".join(lines)
 
 
-def _checkpatch_text(accepted_hits):
+def _checkpatch_text(accepted_hits: Accepted) -> str:
     if not accepted_hits:
         return "checkpatch --strict reports nothing."
     parts = ["checkpatch --strict reports no errors. What it still reports:"]
@@ -139,7 +145,7 @@ def _checkpatch_text(accepted_hits):
     return "\n".join(parts)
 
 
-def _wrap(text, indent, width=72):
+def _wrap(text: str, indent: int, width: int = 72) -> str:
     words, lines, cur = text.split(), [], ""
     for w in words:
         if cur and len(cur) + 1 + len(w) > width - indent:
@@ -151,7 +157,7 @@ def _wrap(text, indent, width=72):
     return ("\n" + " " * indent).join(lines)
 
 
-def _format_patches():
+def _format_patches() -> list[Path]:
     """git format-patch into OUT; return the patch paths (cover first)."""
     if OUT.exists():
         shutil.rmtree(OUT)
@@ -166,11 +172,12 @@ def _format_patches():
     return sorted(OUT.glob("*.patch"))
 
 
-def _checkpatch(patches):
+def _checkpatch(
+        patches: Iterable[Path]) -> tuple[list[str], list[str], Accepted]:
     """checkpatch --strict over every patch: (errors, unexplained, accepted)."""
     errors: list[str] = []
     unexplained: list[str] = []
-    accepted: dict[str, list[tuple[str, str, str]]] = {}
+    accepted: Accepted = {}
     # spdxcheck.py needs Debian's python3 (python3-ply), whatever comes
     # first on PATH.
     env = {"PATH": "/usr/bin:" + os.environ.get("PATH", "")}
@@ -199,7 +206,7 @@ def _checkpatch(patches):
     return errors, unexplained, accepted
 
 
-def export():
+def export() -> tuple[list[Path], list[str], list[str]]:
     """'make patches': write the series and its cover letter to OUT."""
     tree.materialize()
     patches = _format_patches()
@@ -231,7 +238,7 @@ BUILDS = {"y": ["base.config", "x86_64.config", "migrc.config",
           "n": ["base.config", "x86_64.config", "nomigrc.config"]}
 
 
-def _fresh_tree():
+def _fresh_tree() -> Path:
     """A clone of the pristine upstream tree at CHECK/linux, reset to it."""
     src = CHECK / "linux"
     if not (src / ".git").exists():
@@ -249,7 +256,7 @@ def _fresh_tree():
     return src
 
 
-def _configure(src, outdir, frags):
+def _configure(src: StrPath, outdir: Path, frags: Iterable[str]) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
     allconf = outdir / "fragments.config"
     allconf.write_text("".join((HARNESS / "configs" / f).read_text()
@@ -258,14 +265,15 @@ def _configure(src, outdir, frags):
           logname=f"{outdir.name}-config")
 
 
-def _make(src, outdir, *targets, logname):
+def _make(src: StrPath, outdir: StrPath, *targets: str,
+          logname: str) -> subprocess.CompletedProcess[str]:
     cmd = ["make", "-C", str(src), f"O={outdir}", f"-j{kbuild.jobs()}",
            *kbuild.make_vars(), *targets]
     return run(cmd, env=kbuild.make_env(), quiet=True,
                logfile=BUILD / "logs" / f"{logname}.log")
 
 
-def check():
+def check() -> int:
     """'make check-patches': checkpatch, git am, and a build per patch."""
     series, errors, unexplained = export()
     t0 = time.monotonic()

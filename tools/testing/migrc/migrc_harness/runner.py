@@ -12,10 +12,12 @@ The last line is 'N passed, N failed' (and ', N skipped').
 
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import hostsetup, kbuild, lint, vm
-from .common import BUILD, HARNESS, REPO, HarnessError, log, run
+from .common import BUILD, HARNESS, REPO, HarnessError, StrPath, log, run
 
 # Upstream mm selftests run by the mm-selftests stage: {name: extra sources}.
 UPSTREAM_SELFTESTS: dict[str, list[str]] = {
@@ -50,7 +52,7 @@ TEST_APPEND = {"x86_64": "nokaslr hugepagesz=1G hugepages=1:1"}
 
 
 
-def guest_programs(build):
+def guest_programs(build: kbuild.Build) -> dict[str, Path]:
     """Compile the static programs the guest runs; return {name: path}."""
     src, out = build.src, BUILD / "guest-bin" / build.name
     out.mkdir(parents=True, exist_ok=True)
@@ -58,9 +60,11 @@ def guest_programs(build):
     gcc = "aarch64-linux-gnu-gcc" if build.arch == "arm64" else "gcc"
     cc = [gcc, "-static", "-O2", "-Wall", "-no-pie", "-U_FORTIFY_SOURCE",
           "-isystem", str(hdrs)]
-    progs = {}
+    progs: dict[str, Path] = {}
 
-    def compile_(name, sources, flags=(), libs=()):
+    def compile_(name: str, sources: Sequence[StrPath],
+                 flags: Sequence[str] = (),
+                 libs: Sequence[str] = ()) -> None:
         dst = out / name
         run(cc + list(flags) + [str(s) for s in sources] + ["-o", str(dst)]
             + list(libs), quiet=True,
@@ -99,7 +103,7 @@ def guest_programs(build):
     return progs
 
 
-def parse_kunit(build, guest):
+def parse_kunit(build: kbuild.Build, guest: vm.GuestRun) -> Any:
     """Parse the KTAP part of the console with the tree's own kunit parser."""
     sys.path.insert(0, str(build.src / "tools/testing/kunit"))
     try:
@@ -124,11 +128,13 @@ def parse_kunit(build, guest):
 
 
 class Tally:
-    def __init__(self):
-        self.passed = self.failed = self.skipped = 0
-        self.failures = []
+    """Verdicts of a run: counts, and what failed."""
 
-    def add(self, verdict, what):
+    def __init__(self) -> None:
+        self.passed = self.failed = self.skipped = 0
+        self.failures: list[str] = []
+
+    def add(self, verdict: str, what: str) -> None:
         if verdict == "pass":
             self.passed += 1
         elif verdict == "skip":
@@ -138,7 +144,8 @@ class Tally:
             self.failures.append(what)
 
 
-def judge(build, guest, plan, tally, require_kunit=True):
+def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
+          tally: Tally, require_kunit: bool = True) -> None:
     """Turn one guest run into test results in tally."""
     if guest.rebooted:
         log("note: the first boot stalled before userspace and was "
@@ -199,7 +206,7 @@ def judge(build, guest, plan, tally, require_kunit=True):
         print("--- kernel report ---\n" + "\n".join(ctx))
 
 
-def _failed_cases(test, prefix=""):
+def _failed_cases(test: Any, prefix: str = "") -> list[str]:
     from kunit_parser import TestStatus
     name = f"{prefix}{test.name}"
     if not test.subtests:
@@ -213,8 +220,9 @@ def _failed_cases(test, prefix=""):
     return out
 
 
-def test(probe=None, timeout=None, stages=None, flavor="test",
-         variant="migrc", arch="x86_64"):
+def test(probe: str | None = None, timeout: int | None = None,
+         stages: list[str] | None = None, flavor: str = "test",
+         variant: str = "migrc", arch: str = "x86_64") -> int:
     """Build, boot and judge the default test plan (or one harness probe).
 
     stages: the guest stages to run instead of DEFAULT_PLAN ([] runs only
@@ -233,7 +241,7 @@ def test(probe=None, timeout=None, stages=None, flavor="test",
     return summarize(tally)
 
 
-def migrc_event_names(src):
+def migrc_event_names(src: StrPath) -> list[str]:
     """The /proc/vmstat names of MIGRC's events, in order, from the one
     list in include/linux/migrc_event_defs.h; empty if the tree has none."""
     header = Path(src) / "include/linux/migrc_event_defs.h"
@@ -244,7 +252,9 @@ def migrc_event_names(src):
     return ["migrc_" + text for text in found]
 
 
-def run_one(build, tally, probe, timeout, stages, lint_too=True):
+def run_one(build: kbuild.Build, tally: Tally, probe: str | None,
+            timeout: int | None, stages: list[str] | None,
+            lint_too: bool = True) -> None:
     """Build one kernel, boot it with a plan, add the verdicts to tally."""
     variant = build.variant
     kernel = build.build()
@@ -270,7 +280,7 @@ def run_one(build, tally, probe, timeout, stages, lint_too=True):
     guest = vm.boot(kernel, initrd, plan, timeout,
                     BUILD / "logs" / f"console-{build.name}.log",
                     extra_append=" ".join(filter(None, (
-                        PROBE_APPEND.get(probe, ""),
+                        PROBE_APPEND.get(probe or "", ""),
                         TEST_APPEND.get(build.arch, "")
                         if build.flavor == "test" else ""))),
                     echo=_live_echo, arch=build.arch,
@@ -281,7 +291,7 @@ def run_one(build, tally, probe, timeout, stages, lint_too=True):
     judge(build, guest, plan, tally, require_kunit=not probe)
 
 
-def lint_only():
+def lint_only() -> int:
     """'make lint': the static checks of 'make test', without booting."""
     tally = Tally()
     build = kbuild.Build("test", "migrc")
@@ -290,13 +300,13 @@ def lint_only():
     return summarize(tally)
 
 
-def _live_echo(line):
+def _live_echo(line: str) -> None:
     """Show guest progress live, without the whole boot log."""
     if "migrc-guest:" in line:
         log("guest: " + line.split("migrc-guest: ", 1)[1])
 
 
-def summarize(tally):
+def summarize(tally: Tally) -> int:
     if tally.failures:
         print("\nFailures:")
         for f in tally.failures:
@@ -308,7 +318,7 @@ def summarize(tally):
     return 1 if tally.failed else 0
 
 
-def check_harness():
+def check_harness() -> int:
     """Each probe must make the run fail, for the probe's own reason."""
     expect = {"fail": "stage probe-fail: fail",
               "warn": "kernel report: WARNING",

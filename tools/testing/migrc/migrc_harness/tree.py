@@ -28,10 +28,11 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from . import hostsetup
-from .common import BUILD, REPO, HarnessError, log, out, run
+from .common import BUILD, REPO, HarnessError, StrPath, log, out, run
 
 OVERLAY_ROOTS = ("Documentation", "arch", "include", "kernel", "lib", "mm",
                  "rust", "samples", "scripts", "tools")
@@ -49,7 +50,8 @@ IDENT = {"GIT_AUTHOR_NAME": "MIGRC harness",
          "GIT_COMMITTER_EMAIL": "migrc@localhost"}
 
 
-def _git(*args, cwd=TREE, env=None, check=True):
+def _git(*args: str, cwd: StrPath = TREE, env: dict[str, str] | None = None,
+         check: bool = True) -> subprocess.CompletedProcess[str]:
     e = dict(os.environ)
     e.update(IDENT)
     if env:
@@ -59,7 +61,8 @@ def _git(*args, cwd=TREE, env=None, check=True):
         if not check else _git_checked(args, cwd, e)
 
 
-def _git_checked(args, cwd, env):
+def _git_checked(args: Sequence[str], cwd: StrPath,
+                 env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     p = subprocess.run(["git", *args], cwd=cwd, env=env, text=True,
                        capture_output=True)
     if p.returncode != 0:
@@ -67,7 +70,7 @@ def _git_checked(args, cwd, env):
     return p
 
 
-def overlay_files():
+def overlay_files() -> list[str]:
     """Repository-relative paths of every overlay file, sorted."""
     files = out(["git", "ls-files", "--cached", "--others",
                  "--exclude-standard", "--", *OVERLAY_ROOTS], cwd=REPO)
@@ -75,7 +78,7 @@ def overlay_files():
                   if f and (REPO / f).is_file())
 
 
-def read_series():
+def read_series() -> list[tuple[str, list[str]]]:
     """[(patch name, [overlay path prefixes])] in series order."""
     entries: list[tuple[str, list[str]]] = []
     if not SERIES.exists():
@@ -91,7 +94,8 @@ def read_series():
     return entries
 
 
-def _claims(entries, files):
+def _claims(entries: Iterable[tuple[str, Iterable[str]]],
+            files: Sequence[str]) -> dict[str, str]:
     """Map each series entry to the overlay files it claims."""
     owner: dict[str, str] = {}
     for name, claims in entries:
@@ -108,7 +112,7 @@ def _claims(entries, files):
     return owner
 
 
-def fingerprint(base):
+def fingerprint(base: str) -> str:
     """Hash of everything that determines the materialized tree."""
     h = hashlib.sha256()
     h.update(base.encode())
@@ -124,12 +128,12 @@ def fingerprint(base):
     return h.hexdigest()
 
 
-def _upstream_commit():
+def _upstream_commit() -> str:
     return out(["git", "-C", str(hostsetup.UPSTREAM), "rev-parse",
                 "refs/tags/upstream^{commit}"])
 
 
-def _ensure_clone():
+def _ensure_clone() -> None:
     """Clone the cache's upstream repository into build/linux if needed.
 
     The clone borrows the cache's objects (--shared), so it is redone when
@@ -156,7 +160,7 @@ def _ensure_clone():
     tmp.rename(TREE)
 
 
-def _mailinfo(patch):
+def _mailinfo(patch: Path) -> tuple[dict[str, str], str, bool]:
     """Split a format-patch file into (author env, message, has_diff)."""
     with tempfile.TemporaryDirectory() as tmp:
         msg, diff = Path(tmp) / "msg", Path(tmp) / "diff"
@@ -179,7 +183,7 @@ def _mailinfo(patch):
     return env, subject + "\n\n" + body, has_diff
 
 
-def _show_failing_hunk(patch, stderr):
+def _show_failing_hunk(patch: Path, stderr: str) -> str:
     lines = [l for l in stderr.splitlines() if l.strip()]
     return (f"patch {patch.name} does not apply to the tree:\n"
             + "\n".join("    " + l for l in lines[-60:])
@@ -187,7 +191,7 @@ def _show_failing_hunk(patch, stderr):
             f"'make sync'); the tree was left unchanged.")
 
 
-def _build_commits(base):
+def _build_commits(base: str) -> str:
     """Create the series commits on top of base; return the final commit.
 
     Everything happens in a private index: the work tree is not touched.
@@ -208,7 +212,7 @@ def _build_commits(base):
         _git("read-tree", base, env=env)
         head = base
 
-        def add_files(paths):
+        def add_files(paths: Iterable[str]) -> None:
             for f in paths:
                 src = REPO / f
                 oid = _git("hash-object", "-w", "--", str(src)).stdout.strip()
@@ -216,7 +220,8 @@ def _build_commits(base):
                 _git("update-index", "--add", "--cacheinfo",
                      f"{mode},{oid},{f}", env=env)
 
-        def commit(message, extra_env=None):
+        def commit(message: str,
+                   extra_env: dict[str, str] | None = None) -> str:
             tree = _git("write-tree", env=env).stdout.strip()
             e = dict(env)
             e.update(extra_env or {})
@@ -241,7 +246,7 @@ def _build_commits(base):
     return head
 
 
-def materialize(force=False, allow_local=False):
+def materialize(force: bool = False, allow_local: bool = False) -> Path:
     """Bring build/linux to upstream + series + overlay; return its path.
 
     With allow_local (builds), a tree holding work that is not in the
@@ -279,7 +284,7 @@ def materialize(force=False, allow_local=False):
     return TREE
 
 
-def vanilla_tree():
+def vanilla_tree() -> Path:
     """A worktree of the pristine upstream source, for vanilla builds."""
     materialize(allow_local=True)
     if not (VANILLA / ".git").exists():
@@ -295,7 +300,8 @@ def vanilla_tree():
     return VANILLA
 
 
-def _compress_claims(added, new_files, upstream_dirs):
+def _compress_claims(added: Iterable[str], new_files: Sequence[str],
+                     upstream_dirs: set[str]) -> list[str]:
     """Claim a whole directory when the commit adds every file under it and
     the directory does not exist upstream (rust/kernel/mm/migrc, not mm)."""
     added = set(added)
@@ -313,19 +319,19 @@ def _compress_claims(added, new_files, upstream_dirs):
     return sorted(claims)
 
 
-def _slug(subject):
+def _slug(subject: str) -> str:
     s = re.sub(r"^\[[^]]*\]\s*", "", subject)
     s = re.sub(r"[^A-Za-z0-9]+", "-", s).strip("-")
     return s[:52].rstrip("-")
 
 
-def _blob(rev, path):
+def _blob(rev: str, path: str) -> bytes | None:
     p = subprocess.run(["git", "cat-file", "blob", f"{rev}:{path}"], cwd=TREE,
                        capture_output=True)
     return p.stdout if p.returncode == 0 else None
 
 
-def _sync_overlay(head_new_files):
+def _sync_overlay(head_new_files: set[str]) -> None:
     """Three-way update of the overlay: materialized -> (repo, tree HEAD).
 
     A file changed only in the tree is taken from the tree, a file changed
@@ -370,7 +376,7 @@ def _sync_overlay(head_new_files):
         dst.chmod(0o755 if mode == "100755" else 0o644)
 
 
-def _patches_fingerprint():
+def _patches_fingerprint() -> str:
     h = hashlib.sha256()
     # What 'make tree' applies; patches/cover-letter.in is not part of it.
     for p in sorted(PATCHES.glob("*.patch")) + [SERIES]:
@@ -379,7 +385,7 @@ def _patches_fingerprint():
     return h.hexdigest()
 
 
-def sync():
+def sync() -> None:
     """Turn the commits in build/linux back into overlay, patches and series.
 
     Each commit after upstream becomes one series line: its changes to

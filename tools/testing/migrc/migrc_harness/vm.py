@@ -16,7 +16,7 @@ import selectors
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,7 +90,8 @@ def qemu_args(kernel: StrPath, initrd: StrPath, append: str,
     return args
 
 
-def build_initramfs(programs: dict[str, StrPath], name: str = "initramfs",
+def build_initramfs(programs: Mapping[str, StrPath],
+                    name: str = "initramfs",
                     files: dict[str, str] | None = None,
                     arch: str = "x86_64") -> Path:
     """Assemble the initramfs: busybox, /init, stages and static programs.

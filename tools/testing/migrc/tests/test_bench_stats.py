@@ -80,5 +80,14 @@ class Tables(unittest.TestCase):
         self.assertIn("floor", text)
 
 
+
+class BootCmdline(unittest.TestCase):
+    def test_scenarios_quick_and_append(self):
+        self.assertEqual(bench.boot_cmdline(["a", "b"], True, "migrc=off"),
+                         "harness.bench=a:b harness.quick=1 migrc=off")
+        self.assertEqual(bench.boot_cmdline(["a"], False, ""),
+                         "harness.bench=a")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -5,6 +5,7 @@ the judge draws from a boot (migrc_harness.runner.judge)."""
 import contextlib
 import io
 import unittest
+from typing import Any, cast
 
 from migrc_harness import runner, vm
 
@@ -45,7 +46,8 @@ class NoBuild:
 def judged(run, plan):
     tally = runner.Tally()
     with contextlib.redirect_stdout(io.StringIO()):
-        runner.judge(NoBuild(), run, plan, tally, require_kunit=False)
+        runner.judge(cast(Any, NoBuild()), run, plan, tally,
+                     require_kunit=False)
     return tally
 
 
