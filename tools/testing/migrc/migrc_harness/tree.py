@@ -4,12 +4,16 @@
 Layout of this repository:
 
 * overlay: every file under one of OVERLAY_ROOTS is a file MIGRC *adds* to
-  the kernel, kept at its kernel path.  An overlay file must not exist
-  upstream; upstream files are changed only through patches.
-* patches/series: the ordered list of patches to upstream files, one per
-  line, optionally followed by the overlay paths (files or directories) that
-  belong to the same logical commit.  Overlay files claimed by no line are
-  added in one commit before the first patch.
+  the kernel, kept at its kernel path, in its final version.  An overlay
+  file must not exist upstream; upstream files are changed only through
+  patches.
+* patches/series: the ordered list of patches, one per line, optionally
+  followed by the overlay paths (files or directories) that the same
+  logical commit adds.  Overlay files claimed by no line are added in one
+  commit before the first patch.  A patch may also change overlay files
+  an earlier line added: a file enters the series in its final version
+  minus the changes of the later patches (reverse-applied), so each commit
+  holds the version of its time.
 
 The tree under build/linux is a git repository whose history is
 'upstream' followed by one commit per series line, so 'git log upstream..'
@@ -50,15 +54,18 @@ IDENT = {"GIT_AUTHOR_NAME": "MIGRC harness",
          "GIT_COMMITTER_EMAIL": "migrc@localhost"}
 
 
-def _git(*args: str, cwd: StrPath = TREE, env: dict[str, str] | None = None,
+def _git(*args: str, cwd: StrPath | None = None,
+         env: dict[str, str] | None = None,
          check: bool = True) -> subprocess.CompletedProcess[str]:
+    """git in cwd (default: the tree), with the harness's identity."""
+    where = TREE if cwd is None else cwd
     e = dict(os.environ)
     e.update(IDENT)
     if env:
         e.update(env)
-    return subprocess.run(["git", *args], cwd=cwd, env=e, text=True,
+    return subprocess.run(["git", *args], cwd=where, env=e, text=True,
                           capture_output=True, check=False) \
-        if not check else _git_checked(args, cwd, e)
+        if not check else _git_checked(args, where, e)
 
 
 def _git_checked(args: Sequence[str], cwd: StrPath,
@@ -164,8 +171,10 @@ def _mailinfo(patch: Path) -> tuple[dict[str, str], str, bool]:
     """Split a format-patch file into (author env, message, has_diff)."""
     with tempfile.TemporaryDirectory() as tmp:
         msg, diff = Path(tmp) / "msg", Path(tmp) / "diff"
-        p = subprocess.run(["git", "mailinfo", "-b", str(msg), str(diff)],
-                           stdin=open(patch), capture_output=True, text=True)
+        with open(patch) as mail:
+            p = subprocess.run(["git", "mailinfo", "-b", str(msg),
+                                str(diff)], stdin=mail, capture_output=True,
+                               text=True)
         if p.returncode != 0:
             raise HarnessError(f"{patch.name}: not a git format-patch file")
         info = dict(l.split(": ", 1) for l in p.stdout.splitlines()
@@ -208,17 +217,16 @@ def _build_commits(base: str) -> str:
     entries = read_series()
     owner = _claims(entries, files)
     with tempfile.TemporaryDirectory() as tmp:
+        states = _overlay_states(entries, owner, files, Path(tmp))
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _git("read-tree", base, env=env)
         head = base
 
-        def add_files(paths: Iterable[str]) -> None:
-            for f in paths:
-                src = REPO / f
-                oid = _git("hash-object", "-w", "--", str(src)).stdout.strip()
-                mode = "100755" if os.access(src, os.X_OK) else "100644"
-                _git("update-index", "--add", "--cacheinfo",
-                     f"{mode},{oid},{f}", env=env)
+        def set_overlay(now: OverlayState, before: OverlayState) -> None:
+            for f, (mode, oid) in now.items():
+                if before.get(f) != (mode, oid):
+                    _git("update-index", "--add", "--cacheinfo",
+                         f"{mode},{oid},{f}", env=env)
 
         def commit(message: str,
                    extra_env: dict[str, str] | None = None) -> str:
@@ -228,22 +236,70 @@ def _build_commits(base: str) -> str:
             return _git("commit-tree", tree, "-p", head, "-m", message,
                         env=e).stdout.strip()
 
-        unclaimed = [f for f in files if f not in owner]
-        if unclaimed:
-            add_files(unclaimed)
+        if states[0]:
+            set_overlay(states[0], {})
             head = commit(UNCLAIMED_SUBJECT + "\n\nFiles MIGRC adds to the "
                           "kernel tree that no patch in the series claims.")
-        for name, _ in entries:
+        upstream_only = [f"--exclude={f}" for f in files]
+        for j, (name, _) in enumerate(entries, 1):
             patch = PATCHES / name
             author, message, has_diff = _mailinfo(patch)
             if has_diff:
                 p = _git("apply", "--cached", "-v", "--whitespace=nowarn",
-                         str(patch), env=env, check=False)
+                         *upstream_only, str(patch), env=env, check=False)
                 if p.returncode != 0:
                     raise HarnessError(_show_failing_hunk(patch, p.stderr))
-            add_files([f for f in files if owner.get(f) == name])
+            set_overlay(states[j], states[j - 1])
             head = commit(message, author)
     return head
+
+
+# An overlay at one point of the series: {path: (mode, blob id)}.
+OverlayState = dict[str, tuple[str, str]]
+
+
+def _overlay_states(entries: list[tuple[str, list[str]]],
+                    owner: dict[str, str], files: list[str],
+                    tmp: Path) -> list[OverlayState]:
+    """The overlay after each series line (index 0: after the unclaimed
+    files' commit): the final files, with the later patches' changes to
+    them reverse-applied and the files a line adds taken out before it."""
+    env = {"GIT_INDEX_FILE": str(tmp / "overlay-index")}
+    _git("read-tree", "--empty", env=env)
+    for f in files:
+        src = REPO / f
+        oid = _git("hash-object", "-w", "--", str(src)).stdout.strip()
+        mode = "100755" if os.access(src, os.X_OK) else "100644"
+        _git("update-index", "--add", "--cacheinfo", f"{mode},{oid},{f}",
+             env=env)
+
+    def state() -> OverlayState:
+        listing = _git("ls-files", "-s", env=env).stdout.splitlines()
+        return {path: (mode, oid) for mode, oid, _, path in
+                (l.replace("\t", " ", 1).split(" ", 3) for l in listing)}
+
+    overlay_only = [f"--include={f}" for f in files]
+    states = [state()]
+    for name, _ in reversed(entries):
+        patch = PATCHES / name
+        if _mailinfo(patch)[2]:
+            p = _git("apply", "--cached", "-R", "--whitespace=nowarn",
+                     *overlay_only, str(patch), env=env, check=False)
+            if p.returncode != 0:
+                raise HarnessError(
+                    f"{name}: its changes to overlay files do not "
+                    f"reverse-apply to their later versions:\n{p.stderr}")
+        added = [f for f in files if owner.get(f) == name]
+        if added:
+            _git("update-index", "--force-remove", "--", *added, env=env)
+        states.append(state())
+    states.reverse()
+    unclaimed = {f for f in files if f not in owner}
+    if set(states[0]) != unclaimed:
+        raise HarnessError("series: overlay files changed by a patch before "
+                           "the line that adds them: "
+                           + ", ".join(sorted(set(states[0]) - unclaimed)))
+    return states
 
 
 def materialize(force: bool = False, allow_local: bool = False) -> Path:
@@ -389,8 +445,9 @@ def sync() -> None:
     """Turn the commits in build/linux back into overlay, patches and series.
 
     Each commit after upstream becomes one series line: its changes to
-    upstream files become the patch, the new files it adds become the overlay
-    files that line claims.  Overlay files are updated three-way (see
+    upstream files, and to overlay files an earlier commit added, become
+    the patch; the new files it adds become the overlay files that line
+    claims.  Overlay files (final versions) are updated three-way (see
     _sync_overlay), so edits made in the repository meanwhile survive.
     """
     if not (TREE / ".git").exists():
@@ -420,31 +477,35 @@ def sync() -> None:
         changed = _git("diff-tree", "--no-commit-id", "-r", "--name-only",
                        "--root", c).stdout.split()
         up = [f for f in changed if f in upstream_all]
-        # Only the commit that adds a file claims it; later changes to an
-        # overlay file fold into its content (one version per overlay file).
+        # The commit that adds an overlay file claims it; a later commit's
+        # changes to it go into that commit's patch.
         added_here = set(_git("diff-tree", "--no-commit-id", "-r",
                               "--name-only", "--diff-filter=A", "--root",
                               c).stdout.split())
         added = [f for f in changed if f in added_here and f in head_files]
-        if subject == UNCLAIMED_SUBJECT and not up:
-            continue
-        if not up and not added:
-            # It only edits overlay files that an earlier commit added:
-            # exported, it would be an empty patch that 'make tree' cannot
-            # apply.
+        evolved = [f for f in changed if f not in upstream_all
+                   and f not in added_here and f in head_files]
+        gone = [f for f in changed
+                if f not in upstream_all and f not in head_files]
+        if gone:
             raise HarnessError(
-                f"commit {c[:12]} ({subject}) only changes overlay files "
-                f"added by an earlier commit ({', '.join(changed)}): fold it "
-                "into that commit (git rebase -i) and sync again")
+                f"commit {c[:12]} ({subject}) touches overlay files that a "
+                f"later commit deletes ({', '.join(gone)}): the overlay "
+                "keeps final versions only; fold the deletion into it")
+        if subject == UNCLAIMED_SUBJECT and not up and not evolved:
+            continue
+        if not up and not added and not evolved:
+            raise HarnessError(f"commit {c[:12]} ({subject}) changes "
+                               "nothing: drop it and sync again")
         name = f"{len(lines) + 1:04d}-{_slug(subject)}.patch"
         # Zero commit ids (format-patch --zero-commit): patch files change
         # only when their content does, not on every rebase.
         header = re.sub(r"^From [0-9a-f]{40} ", "From " + "0" * 40 + " ",
                         _git("log", "-1", "--format=email", c).stdout)
         diff = ""
-        if up:
+        if up or evolved:
             diff = _git("diff-tree", "-p", "--stat", "--no-commit-id",
-                        f"{c}^", c, "--", *up).stdout
+                        f"{c}^", c, "--", *up, *evolved).stdout
         (PATCHES / name).parent.mkdir(parents=True, exist_ok=True)
         (PATCHES / name).write_text(header.rstrip("\n") + "\n---\n" + diff)
         written.add(name)
