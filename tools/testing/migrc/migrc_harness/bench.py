@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import attribution, kbuild, runner, vm
+from . import arches, attribution, kbuild, runner, vm
 from .common import BUILD, HarnessError, StrPath, log
 
 # {scenario: {kernel: [one boot's {metric: value}]}}
@@ -295,10 +295,11 @@ def bench(quick: bool = False, reps: int | None = None,
 
 
 def _summarize(results: Results, reps: int) -> Doc:
-    qemu = subprocess.run(["qemu-system-x86_64", "--version"],
+    # 'make bench' boots x86_64 only.
+    qemu = subprocess.run([arches.ARCHES["x86_64"].qemu[0], "--version"],
                           capture_output=True, text=True).stdout.split("\n")[0]
-    doc: Doc = {"kernel_version": "7.3", "qemu": qemu, "vcpus": vm.VCPUS,
-           "nodes": [{"mib": n[0], "cpus": n[1]} for n in vm.NODES],
+    doc: Doc = {"kernel_version": "7.3", "qemu": qemu, "vcpus": arches.VCPUS,
+           "nodes": [{"mib": n[0], "cpus": n[1]} for n in arches.NODES],
            "repetitions": reps, "scenarios": {}}
     for sc, per in results.items():
         doc["scenarios"][sc] = {}

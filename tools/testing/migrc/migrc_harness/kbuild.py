@@ -15,15 +15,13 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import hostsetup, tree
+from . import arches, hostsetup, tree
 from .common import BUILD, HARNESS, HarnessError, log, run
 
 CONFIGS = HARNESS / "configs"
 FLAVORS = ("test", "bench")
 VARIANTS = ("migrc", "vanilla", "nomigrc")
-ARCHES = ("x86_64", "arm64")
-# The boot image of each architecture, under arch/<srcarch>/boot/.
-IMAGES = {"x86_64": "arch/x86/boot/bzImage", "arm64": "arch/arm64/boot/Image"}
+ARCHES = tuple(arches.ARCHES)
 
 
 def jobs() -> str:
@@ -159,7 +157,7 @@ class Build:
             tree.materialize(allow_local=True)
         self.configure()
         log(f"building {self.name} (log: {self.logs / self.name}.log)")
-        image = self.out / IMAGES[self.arch]
+        image = self.out / arches.ARCHES[self.arch].image
         self.make(image.name, "headers")
         self._record_rust_warnings()
         if not image.exists():

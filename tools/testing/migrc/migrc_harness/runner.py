@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import hostsetup, kbuild, lint, vm
+from . import kbuild, lint, vm
+from .arches import ARCHES, NODES
 from .common import BUILD, HARNESS, REPO, HarnessError, StrPath, log, run
 
 # Upstream mm selftests run by the mm-selftests stage: {name: extra sources}.
@@ -24,31 +25,17 @@ UPSTREAM_SELFTESTS: dict[str, list[str]] = {
                       "cow": [], "mkdirty": [], "gup_test": [],
                       "ksm_functional_tests": [],
                       "uffd-unit-tests": ["uffd-common.c"]}
-# Stages of the default 'make test' plan, in order.
-DEFAULT_PLAN = ["topology", "migrc-core", "migrc-records", "migrc-switch",
-                "migrc-defer", "migrc-safety", "demotion", "mm-migration",
-                "mm-selftests"]
 # The patched tree with CONFIG_MIGRC=n must behave as vanilla: after the
 # main run, 'make test' builds it and runs these stages.
 NOMIGRC_PLAN = ["topology", "migrc-absent", "migrc-safety", "demotion",
                 "mm-migration"]
 # Stages that test MIGRC itself: not run on a vanilla kernel.
 MIGRC_ONLY = {"migrc-core", "migrc-records", "migrc-switch", "migrc-defer"}
-# 'make test ARCH=arm64': the Rust KUnit suites at boot, then the core, what
-# MIGRC does with a read-only migration there (migrc-defer: the architecture
-# declines), and the safety kselftests.  No tiers without HMAT, so no
-# demotion stage; the upstream selftests stay x86_64's (TCG time).
-ARM64_PLAN = ["topology", "migrc-core", "migrc-switch", "migrc-defer",
-              "migrc-safety"]
 PROBES = {"fail": "probe-fail", "warn": "probe-warn", "hang": "probe-hang",
           "noboot": "topology"}
 # Kernel command line of a probe: "noboot" points the kernel at an init that
 # does not exist, so the guest never reaches userspace.
 PROBE_APPEND = {"noboot": "rdinit=/no-such-init"}
-# Kernel command line of the test kernels (x86_64, with vm.TEST_NODES): a
-# 1 GiB page on node 1 from boot, for migrc_safety's gigantic_reuse. With
-# KASLR the kernel image lands in that range now and then.
-TEST_APPEND = {"x86_64": "nokaslr hugepagesz=1G hugepages=1:1"}
 
 
 
@@ -57,9 +44,8 @@ def guest_programs(build: kbuild.Build) -> dict[str, Path]:
     src, out = build.src, BUILD / "guest-bin" / build.name
     out.mkdir(parents=True, exist_ok=True)
     hdrs = build.out / "usr/include"
-    gcc = "aarch64-linux-gnu-gcc" if build.arch == "arm64" else "gcc"
-    cc = [gcc, "-static", "-O2", "-Wall", "-no-pie", "-U_FORTIFY_SOURCE",
-          "-isystem", str(hdrs)]
+    cc = [ARCHES[build.arch].guest_cc, "-static", "-O2", "-Wall", "-no-pie",
+          "-U_FORTIFY_SOURCE", "-isystem", str(hdrs)]
     progs: dict[str, Path] = {}
 
     def compile_(name: str, sources: Sequence[StrPath],
@@ -83,7 +69,7 @@ def guest_programs(build: kbuild.Build) -> dict[str, Path]:
              "-I", str(src), "-isystem", str(src / "tools/include/uapi")]
     libs = ["-lrt", "-lpthread", "-lm"]
     common = [mm / "vm_util.c", mm / "hugepage_settings.c"]
-    if build.arch == "x86_64":
+    if ARCHES[build.arch].host_userspace:
         # libnuma exists for the host's architecture only.
         compile_("migration", [mm / "migration.c"] + common, flags=flags,
                  libs=["-lnuma"] + libs)
@@ -94,10 +80,10 @@ def guest_programs(build: kbuild.Build) -> dict[str, Path]:
     compile_("migrc_safety",
              [src / safety if (src / safety).exists() else REPO / safety],
              flags=flags + ["-iquote", str(mm)], libs=libs)
-    # The peer suite MIGRC must pass unchanged (mm-selftests stage; x86_64
-    # only, as mm-migration).
+    # The peer suite MIGRC must pass unchanged (mm-selftests stage; only
+    # where the host builds the upstream selftests, as mm-migration).
     for name, extra in (UPSTREAM_SELFTESTS.items()
-                        if build.arch == "x86_64" else ()):
+                        if ARCHES[build.arch].host_userspace else ()):
         compile_(name, [mm / f"{name}.c"] + [mm / e for e in extra] + common,
                  flags=flags, libs=libs)
     return progs
@@ -225,16 +211,17 @@ def test(probe: str | None = None, timeout: int | None = None,
          variant: str = "migrc", arch: str = "x86_64") -> int:
     """Build, boot and judge the default test plan (or one harness probe).
 
-    stages: the guest stages to run instead of DEFAULT_PLAN ([] runs only
+    stages: the guest stages to run instead of the arch's plan ([] runs only
     the KUnit suites at boot).
     """
     tally = Tally()
     build = kbuild.Build(flavor, variant, arch)
-    if arch == "arm64":
-        hostsetup.setup_arm64()
+    setup = ARCHES[arch].host_setup
+    if setup:
+        setup()
     run_one(build, tally, probe, timeout, stages)
     if variant == "migrc" and stages is None and not probe and \
-            arch == "x86_64":
+            ARCHES[arch].nomigrc_run:
         log("the same tree with CONFIG_MIGRC=n must behave as vanilla")
         run_one(kbuild.Build(flavor, "nomigrc"), tally, None, timeout,
                 NOMIGRC_PLAN, lint_too=False)
@@ -261,34 +248,36 @@ def run_one(build: kbuild.Build, tally: Tally, probe: str | None,
     # The static checks belong to the full plan of the MIGRC kernel
     # ('make lint' runs them alone); on arm64, clippy's record only.
     if lint_too and not probe and stages is None and variant == "migrc":
-        lint.run_all(build, tally, arm64=build.arch == "arm64")
+        lint.run_all(build, tally)
     progs = guest_programs(build)
     # migrc-core checks /proc/vmstat against the tree's list of events.
     events = "".join(f"{n}\n" for n in migrc_event_names(build.src))
     initrd = vm.build_initramfs(progs, arch=build.arch,
                                 files={"/migrc/migrc-events": events})
-    default = ARM64_PLAN if build.arch == "arm64" else DEFAULT_PLAN
-    plan = list(default) if stages is None else list(stages)
+    arch = ARCHES[build.arch]
+    plan = list(arch.plan) if stages is None else list(stages)
     if variant != "migrc":
         plan = [p for p in plan if p not in MIGRC_ONLY]
     if probe:
         plan = [PROBES[probe]]
     if timeout is None:
-        timeout = 60 if probe == "hang" else 1200
-        if build.arch == "arm64":
-            timeout = 2400      # TCG emulates arm64 more slowly
+        timeout = 60 if probe == "hang" else arch.test_timeout
     guest = vm.boot(kernel, initrd, plan, timeout,
                     BUILD / "logs" / f"console-{build.name}.log",
-                    extra_append=" ".join(filter(None, (
-                        PROBE_APPEND.get(probe or "", ""),
-                        TEST_APPEND.get(build.arch, "")
-                        if build.flavor == "test" else ""))),
+                    extra_append=_boot_append(build, probe),
                     echo=_live_echo, arch=build.arch,
-                    nodes=vm.TEST_NODES if build.flavor == "test" and
-                    build.arch == "x86_64" else vm.NODES)
+                    nodes=arch.test_nodes if build.flavor == "test" else NODES)
     log(f"guest finished in {guest.seconds:.0f}s "
         f"(console: {BUILD / 'logs' / f'console-{build.name}.log'})")
     judge(build, guest, plan, tally, require_kunit=not probe)
+
+
+def _boot_append(build: kbuild.Build, probe: str | None) -> str:
+    """What a test boot adds to the command line: the probe's, and the
+    test kernel's (see arches)."""
+    return " ".join(filter(None, (
+        PROBE_APPEND.get(probe or "", ""),
+        ARCHES[build.arch].test_append if build.flavor == "test" else "")))
 
 
 def lint_only() -> int:
@@ -333,10 +322,7 @@ def check_harness() -> int:
         plan = [PROBES[probe]]
         guest = vm.boot(kernel, initrd, plan, 60 if probe == "hang" else 600,
                         BUILD / "logs" / f"console-probe-{probe}.log",
-                        extra_append=" ".join(filter(None, (
-                        PROBE_APPEND.get(probe, ""),
-                        TEST_APPEND.get(build.arch, "")
-                        if build.flavor == "test" else ""))),
+                        extra_append=_boot_append(build, probe),
                         echo=_live_echo)
         tally = Tally()
         judge(build, guest, plan, tally, require_kunit=False)

@@ -20,30 +20,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import hostsetup
+from .arches import ARCHES, NODES, VCPUS, Node
 from .common import BUILD, HARNESS, HarnessError, StrPath, log, run
 
 GUEST = HARNESS / "guest"
-# A static busybox for the guest's architecture (arm64: see hostsetup).
-BUSYBOX = {"x86_64": Path("/bin/busybox"),
-           "arm64": hostsetup.ARM64_BUSYBOX}
-CONSOLE = {"x86_64": "ttyS0", "arm64": "ttyAMA0"}
-
-VCPUS = 4
-# A NUMA node: (size MiB, has CPUs, latency ns, bandwidth).
-Node = tuple[int, bool, int, str]
 # Called with each console line worth showing live.
 Echo = Callable[[str], None]
-NODES: list[Node] = [
-    (512, True, 10, "10G"),
-    (1536, False, 40, "2G"),
-]
-# The test kernels (x86_64) get a larger node 1, [512 MiB, 4 GiB) less the
-# PCI hole: its range [2 GiB, 3 GiB) is then free at boot (QEMU loads the
-# initrd just below 2 GiB, and node 1's KASAN shadow goes to its top), so
-# 'hugepagesz=1G hugepages=1:1' gets a 1 GiB page there, which
-# migrc_safety's gigantic_reuse gives back and allocates again at run time.
-TEST_NODES = [NODES[0], (1792,) + NODES[1][1:]]
 
 # Lines of the console that mean the kernel is unhappy, whatever the tests say.
 KERNEL_REPORT = re.compile(
@@ -58,15 +40,8 @@ GUEST_LINE = re.compile(r"migrc-guest: (\w+)\s*(.*)$")
 
 def qemu_args(kernel: StrPath, initrd: StrPath, append: str,
               arch: str = "x86_64", nodes: list[Node] = NODES) -> list[str]:
-    if arch == "arm64":
-        # cortex-a57: no SVE/MTE/PAC to emulate, so TCG runs faster
-        # than with -cpu max.
-        machine = ["qemu-system-aarch64", "-accel", "tcg", "-machine",
-                   "virt,gic-version=3", "-cpu", "cortex-a57"]
-    else:
-        machine = ["qemu-system-x86_64", "-accel", "tcg", "-machine",
-                   "pc,hmat=on", "-cpu", "max,la57=off"]
-    args = machine + ["-smp", str(VCPUS),
+    a = ARCHES[arch]
+    args = list(a.qemu) + ["-smp", str(VCPUS),
                       "-m", f"{sum(n[0] for n in nodes)}M",
                       "-nographic", "-no-reboot", "-monitor", "none",
                       "-kernel", str(kernel), "-initrd", str(initrd),
@@ -75,12 +50,12 @@ def qemu_args(kernel: StrPath, initrd: StrPath, append: str,
     for i, (size, has_cpus, _, _) in enumerate(nodes):
         args += ["-object", f"memory-backend-ram,id=m{i},size={size}M"]
         node = f"node,nodeid={i},memdev=m{i}"
-        if arch == "x86_64":
+        if a.hmat:
             node += ",initiator=0"
         if has_cpus:
             node += f",cpus={cpus}"
         args += ["-numa", node]
-    if arch != "x86_64":
+    if not a.hmat:
         return args
     for i, (_, _, lat, bw) in enumerate(nodes):
         base = (f"hmat-lb,initiator=0,target={i},hierarchy=memory,"
@@ -105,7 +80,7 @@ def build_initramfs(programs: Mapping[str, StrPath],
     for d in ("bin", "sbin", "proc", "sys", "dev", "tmp", "migrc/bin",
               "migrc/stages", "etc"):
         (root / d).mkdir(parents=True, exist_ok=True)
-    busybox = BUSYBOX[arch]
+    busybox = ARCHES[arch].busybox
     if not busybox.exists():
         raise HarnessError(f"{busybox} missing: run 'make setup'")
     shutil.copy2(busybox, root / "bin/busybox")
@@ -203,7 +178,7 @@ def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
                timeout: int, logfile: StrPath, extra_append: str,
                echo: Echo | None, arch: str, nodes: list[Node],
                silence: int) -> GuestRun:
-    append = (f"console={CONSOLE[arch]},115200 panic=-1 loglevel=7 "
+    append = (f"console={ARCHES[arch].console},115200 panic=-1 loglevel=7 "
               f"harness.plan={','.join(plan)} {extra_append}").strip()
     args = qemu_args(kernel, initrd, append, arch, nodes)
     log(f"booting {Path(kernel).parent.parent.parent.parent.name} with "
