@@ -11,7 +11,6 @@ Results: a table on stdout, build/bench/results.json, build/bench/results.png.
 import json
 import math
 import re
-import shutil
 import statistics
 import subprocess
 import time

@@ -18,7 +18,7 @@ from typing import Any
 
 from . import kbuild, lint, vm
 from .arches import ARCHES, NODES
-from .common import BUILD, HARNESS, REPO, HarnessError, StrPath, log, run
+from .common import BUILD, HARNESS, REPO, StrPath, log, run
 
 # Upstream mm selftests run by the mm-selftests stage: {name: extra sources}.
 UPSTREAM_SELFTESTS: dict[str, list[str]] = {
