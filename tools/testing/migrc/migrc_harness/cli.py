@@ -3,7 +3,8 @@
 
 import argparse
 
-from . import bench, hostsetup, kbuild, lint, patches, report, runner, tree
+from . import (arches, bench, hostsetup, kbuild, lint, patches, report,
+               runner, tree)
 from .common import HarnessError, die, ensure_build_dir, log
 
 
@@ -25,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     te.add_argument("--timeout", type=int, help="guest timeout, seconds")
     te.add_argument("--flavor", default="test", choices=kbuild.FLAVORS)
     te.add_argument("--variant", default="migrc", choices=kbuild.VARIANTS)
-    te.add_argument("--arch", default="x86_64", choices=kbuild.ARCHES)
+    te.add_argument("--arch", default="x86_64", choices=list(arches.ARCHES))
     te.add_argument("--stages", help="comma-separated guest stages to run "
                     "instead of the default plan ('' = KUnit only)")
     be = sub.add_parser("bench", help="vanilla vs MIGRC on the tiered VM")

@@ -21,7 +21,6 @@ from .common import BUILD, HARNESS, HarnessError, log, run
 CONFIGS = HARNESS / "configs"
 FLAVORS = ("test", "bench")
 VARIANTS = ("migrc", "vanilla", "nomigrc")
-ARCHES = tuple(arches.ARCHES)
 
 
 def jobs() -> str:
@@ -62,7 +61,7 @@ class Build:
     def __init__(self, flavor: str = "test", variant: str = "migrc",
                  arch: str = "x86_64") -> None:
         if flavor not in FLAVORS or variant not in VARIANTS or \
-                arch not in ARCHES:
+                arch not in arches.ARCHES:
             raise HarnessError(f"unknown build {arch}/{flavor}/{variant}")
         self.flavor, self.variant, self.arch = flavor, variant, arch
         self.name = f"{arch}-{flavor}-{variant}"
