@@ -620,6 +620,43 @@ TEST_F(migrc, integrity)
 }
 
 /*
+ * Zaps keep deferral: munmap() and MADV_DONTNEED take their gather out of
+ * the mm's count of pending write protections and count it again after
+ * their flush (migrc_tlb_no_writable(), migrc_tlb_finish()). If that count
+ * did not balance, every later read-only migration of the mm would be
+ * refused for good: after each zap of a scratch mapping, a migration of
+ * the read-only region must still defer, and none may be refused for a
+ * pending flush.
+ */
+TEST_F(migrc, zap_keeps_deferral)
+{
+	size_t len = 16 * self->r.psize;
+	long migrated = 0;
+
+	if (!have_migrc())
+		SKIP(return, "MIGRC is not built in or switched off");
+	for (int round = 0; round < 8; round++) {
+		long c0[NCOUNTERS], c1[NCOUNTERS];
+		char *scratch = map_anon(len);
+
+		ASSERT_NE(scratch, MAP_FAILED);
+		memset(scratch, round + 1, len);
+		if (round & 1)
+			ASSERT_EQ(madvise(scratch, len, MADV_DONTNEED), 0);
+		ASSERT_EQ(munmap(scratch, len), 0);
+		counters(c0);
+		migrated += migrate(&self->r);
+		counters(c1);
+		EXPECT_EQ(c1[C_REFUSED_PENDING], c0[C_REFUSED_PENDING]);
+		/* An arch or debug option that declines defers nothing. */
+		if (c1[C_DECLINED] == c0[C_DECLINED] &&
+		    c1[C_DECLINED_ARCH] == c0[C_DECLINED_ARCH])
+			EXPECT_GT(c1[C_DEFERRED], c0[C_DEFERRED]);
+	}
+	finish(_metadata, self, migrated, true);
+}
+
+/*
  * Reuse: after each migration the old pages go at once to a new owner,
  * which fills them with MARKER; readers must never see it (nor zeroes).
  * reuse_first makes the allocator hand out pages with a pending flush
