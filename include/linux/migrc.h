@@ -45,26 +45,47 @@ struct migrc_gens {
  * Fault injection for the tests (CONFIG_MIGRC_DEBUG only; the names exist
  * in every configuration, so that callers need no #ifdef), set through
  * /sys/kernel/debug/migrc/break: each bit breaks one safety rule on
- * purpose, so that a test can show it catches the hole. REUSE_FIRST breaks
- * nothing: freed pages with a pending flush are handed out first, so that
- * a test reaches the allocator exit quickly.
+ * purpose, so that a test can show it catches the hole. Test aids break
+ * nothing: e.g. with REUSE_FIRST freed pages with a pending flush are
+ * handed out first, so that a test reaches the allocator exit quickly.
+ *
+ * The one list, in bit order: rule(NAME, name) makes the safety rule
+ * MIGRC_BREAK_<NAME>, aid(NAME, name) the test aid MIGRC_<NAME>; debugfs
+ * reads and writes them by name.
  */
-enum migrc_break {
-	MIGRC_BREAK_ALLOC	= 1U << 0,	/* no flush at allocator exits */
-	MIGRC_BREAK_WRITE	= 1U << 1,	/* no flush before a PTE becomes writable */
-	MIGRC_BREAK_DIRTY	= 1U << 2,	/* defer dirty and writable PTEs too */
-	MIGRC_BREAK_BATCHED	= 1U << 3,	/* the RO batch does not mark the mm */
-	MIGRC_REUSE_FIRST	= 1U << 4,	/* pending pages are reused first */
-	MIGRC_HOLD_SRC		= 1U << 5,	/* a speculative ref on sources */
-	MIGRC_BREAK_NUMA_RO	= 1U << 6,	/* every NUMA scan counts as read-only */
-	MIGRC_NUMA_HOLD		= 1U << 7,	/* NUMA scans sleep before the flush */
-	MIGRC_BREAK_UNPUBLISHED	= 1U << 8,	/* unpublished batches go unseen */
-	MIGRC_PUBLISH_HOLD	= 1U << 9,	/* sleep between unmap and publish */
-	/* The safety rules; the others are test aids that break nothing. */
-	MIGRC_BREAK_RULES	= MIGRC_BREAK_ALLOC | MIGRC_BREAK_WRITE |
-				  MIGRC_BREAK_DIRTY | MIGRC_BREAK_BATCHED |
-				  MIGRC_BREAK_NUMA_RO | MIGRC_BREAK_UNPUBLISHED,
+#define MIGRC_BREAKS(rule, aid)						\
+	rule(ALLOC, alloc)	/* no flush at allocator exits */	\
+	rule(WRITE, write)	/* no flush before a PTE becomes writable */ \
+	rule(DIRTY, dirty)	/* defer dirty and writable PTEs too */	\
+	rule(BATCHED, batched)	/* the RO batch does not mark the mm */	\
+	aid(REUSE_FIRST, reuse_first) /* pending pages are reused first */ \
+	aid(HOLD_SRC, hold_src)	/* a speculative ref on sources */	\
+	rule(NUMA_RO, numa_ro)	/* every NUMA scan counts as read-only */ \
+	aid(NUMA_HOLD, numa_hold) /* NUMA scans sleep before the flush */ \
+	rule(UNPUBLISHED, unpublished) /* unpublished batches go unseen */ \
+	aid(PUBLISH_HOLD, publish_hold) /* sleep between unmap and publish */
+
+#define MIGRC_BREAK_BIT(NAME, name)	MIGRC_BIT_##NAME,
+enum migrc_break_bit {
+	MIGRC_BREAKS(MIGRC_BREAK_BIT, MIGRC_BREAK_BIT)
+	NR_MIGRC_BREAKS
 };
+#undef MIGRC_BREAK_BIT
+
+#define MIGRC_BREAK_RULE(NAME, name)	MIGRC_BREAK_##NAME = 1U << MIGRC_BIT_##NAME,
+#define MIGRC_BREAK_AID(NAME, name)	MIGRC_##NAME = 1U << MIGRC_BIT_##NAME,
+enum migrc_break {
+	MIGRC_BREAKS(MIGRC_BREAK_RULE, MIGRC_BREAK_AID)
+};
+#undef MIGRC_BREAK_RULE
+#undef MIGRC_BREAK_AID
+
+/* The safety rules, every bit that is not a test aid. */
+#define MIGRC_BREAK_RULE(NAME, name)	MIGRC_BREAK_##NAME |
+#define MIGRC_BREAK_AID(NAME, name)
+enum { MIGRC_BREAK_RULES = MIGRC_BREAKS(MIGRC_BREAK_RULE, MIGRC_BREAK_AID) 0 };
+#undef MIGRC_BREAK_RULE
+#undef MIGRC_BREAK_AID
 
 /* Whether @rule is broken on purpose; constant false without the knob. */
 #ifdef CONFIG_MIGRC_DEBUG
@@ -187,11 +208,10 @@ DECLARE_PER_CPU(atomic64_t, migrc_cpu_gen);
 
 /* Implemented in Rust: rust/kernel/mm/migrc/ffi.rs. */
 int migrc_rust_init(unsigned int slots, unsigned long max_pending_pages);
-s64 migrc_publish(const struct cpumask *mask, unsigned long nr_pages);
+u64 migrc_publish(const struct cpumask *mask, unsigned long nr_pages);
 unsigned int migrc_flush_upto(u64 gen);
 unsigned int migrc_flush_cpus_upto(const struct cpumask *mask, u64 gen);
 void migrc_flush_all(void);
-u64 migrc_decode_page_gen(unsigned long stored);
 bool migrc_enabled(void);
 bool migrc_set_enabled(bool on);
 

@@ -16,8 +16,8 @@ MIGRC_EVENT(PAGES_DEFERRED, "pages_deferred")		/* pages */
 MIGRC_EVENT(REQUESTS_PUBLISHED, "requests_published")	/* batches */
 MIGRC_EVENT(REQUESTS_RETIRED, "requests_retired")
 MIGRC_EVENT(DECLINED_DISABLED, "declined_disabled")	/* batches */
-MIGRC_EVENT(DECLINED_POOL_FULL, "declined_pool_full")	/* publications */
-MIGRC_EVENT(DECLINED_PENDING_CAP, "declined_pending_cap")
+MIGRC_EVENT(DECLINED_EXHAUSTED, "declined_exhausted")
+MIGRC_EVENT(DECLINED_PENDING_CAP, "declined_pending_cap") /* publications */
 MIGRC_EVENT(FLUSHES_SENT, "flushes_sent")		/* IPI rounds */
 MIGRC_EVENT(FLUSHES_PRUNED, "flushes_pruned")		/* rounds not sent */
 MIGRC_EVENT(CPUS_FLUSHED, "cpus_flushed")

@@ -2,9 +2,9 @@
 
 //! Rust MIGRC sample: the API a kernel developer uses.
 //!
-//! Publishes one request on the kernel's MIGRC engine, looks at the
-//! generation a freed page would carry, flushes it the way the allocator
-//! does before reusing the page, and prints the statistics.
+//! Publishes one request on the kernel's MIGRC engine, takes the generation
+//! a freed source page would carry, flushes it the way the allocator does
+//! before the page is used again, and prints the statistics.
 
 use kernel::{cpu::CpuId, cpumask::CpumaskVar, mm::migrc, prelude::*};
 
@@ -43,15 +43,12 @@ impl kernel::Module for RustMigrc {
             engine.is_retired(gen)
         );
 
-        // What the freed source page stores, and what it decodes to when the
-        // page is about to leave the allocator.
-        let stored = engine.codec().encode(gen);
-        let need = engine.decode(stored);
-        let outcome = engine.flush_upto(need);
+        // The freed source page stores `gen` whole; before it leaves the
+        // allocator again, the flushes it waits for are done.
+        let outcome = engine.flush_upto(gen);
         pr_info!(
-            "page stores {:#x}; flush for generation {}: {:?}; retired: {}\n",
-            stored,
-            need.as_raw(),
+            "flush for generation {}: {:?}; retired: {}\n",
+            gen.as_raw(),
             outcome,
             engine.is_retired(gen)
         );

@@ -12,7 +12,7 @@
 //! on the kernel's per-CPU data and arch flush, and on test doubles.
 
 use super::{
-    gen::{Gen, GenCounter, PageGenCodec},
+    gen::{Gen, GenCounter},
     percpu::CpuFlushGen,
     prune,
     request::{Declined, Recorded, Request, RequestPool},
@@ -62,15 +62,14 @@ pub unsafe trait Platform: StatSink + Send + Sync {
     fn flush(&self, mask: &Cpumask);
 }
 
-/// Sizes and encoding of an engine.
+/// Sizes of an engine.
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
-    /// Request slots (migration batches that can be pending at once).
+    /// Request slots (migration batches that can be pending at once, before
+    /// new ones fold into the newest); at least one.
     pub slots: usize,
     /// Cap on pages waiting on pending requests.
     pub max_pending_pages: u64,
-    /// How pages store their generation.
-    pub codec: PageGenCodec,
 }
 
 /// What [`Engine::flush_upto`] did.
@@ -97,7 +96,6 @@ pub enum Flushed {
 #[pin_data]
 pub struct Engine<P: Platform> {
     platform: P,
-    codec: PageGenCodec,
     enabled: Atomic<bool>,
     #[pin]
     pool: SpinLock<RequestPool>,
@@ -110,12 +108,13 @@ pub struct Engine<P: Platform> {
 
 impl<P: Platform> Engine<P> {
     /// Creates an engine. All memory it will ever use is allocated here.
+    ///
+    /// Fails with `EINVAL` for a [`Config`] without slots, and with `ENOMEM`.
     pub fn new(platform: P, config: Config, flags: Flags) -> Result<impl PinInit<Self, Error>> {
         let pool = RequestPool::new(config.slots, config.max_pending_pages, flags)?;
         let scratch = KBox::new(CpumaskVar::new_zero(flags)?, flags)?;
         Ok(try_pin_init!(Self {
             platform,
-            codec: config.codec,
             enabled: Atomic::new(true),
             pool <- new_spinlock!(pool, "migrc_pool"),
             flusher <- new_spinlock!(scratch, "migrc_flusher"),
@@ -125,11 +124,6 @@ impl<P: Platform> Engine<P> {
     /// The platform the engine runs on (its per-CPU records are MIGRC's own).
     fn platform(&self) -> &P {
         &self.platform
-    }
-
-    /// How pages store generations for this engine.
-    pub fn codec(&self) -> PageGenCodec {
-        self.codec
     }
 
     /// Whether new batches may be deferred.
@@ -154,11 +148,6 @@ impl<P: Platform> Engine<P> {
         self.platform.gens().is_retired(gen)
     }
 
-    /// The generation a page waits for, from the value it stores.
-    pub fn decode(&self, stored: u64) -> Gen {
-        self.codec.decode(stored, self.platform.gens().latest())
-    }
-
     fn flushed(&self, cpu: CpuId) -> Gen {
         self.platform.cpu(cpu).map_or(Gen::NONE, |c| c.get())
     }
@@ -172,22 +161,32 @@ impl<P: Platform> Engine<P> {
     /// bump in `arch_tlbbatch_add_pending()`), so that a CPU which observes
     /// the generation also observes the invalidation.
     ///
+    /// A full pool is the engine's business, not the caller's: the batch
+    /// first takes the slot of a request whose CPUs all flushed since, or
+    /// else folds into the newest request. When the pages would exceed the
+    /// cap, everything pending is flushed in one folded flush and the batch
+    /// is published into the emptied pool: cheaper than flushing this batch
+    /// and every next one while the cap stays reached. So, like the flushes,
+    /// this must be called in task context with interrupts enabled.
+    ///
     /// Returns [`Gen::NONE`] when `mask` is empty (no CPU may hold an entry,
     /// nothing to flush). On [`Declined`] nothing was recorded and the
     /// caller must flush the batch now.
     pub fn publish(&self, mask: &Cpumask, pages: u64) -> Result<Gen, Declined> {
-        let res = self.try_publish(mask, pages);
+        let mut res = self.try_publish(mask, pages);
+        if res == Err(Declined::PendingCap) {
+            self.platform.add(Stat::DeclinedPendingCap, 1);
+            self.flush_all();
+            res = self.try_publish(mask, pages);
+        }
         match res {
             Ok(gen) if !gen.is_none() => {
                 self.platform.add(Stat::PagesDeferred, pages);
                 self.platform.add(Stat::RequestsPublished, 1);
             }
-            Ok(_) => {}
+            Ok(_) | Err(Declined::PendingCap) => {}
             Err(Declined::Disabled) => self.platform.add(Stat::DeclinedDisabled, 1),
-            Err(Declined::PoolFull) => self.platform.add(Stat::DeclinedPoolFull, 1),
-            Err(Declined::PendingCap | Declined::Exhausted) => {
-                self.platform.add(Stat::DeclinedPendingCap, 1)
-            }
+            Err(Declined::Exhausted) => self.platform.add(Stat::DeclinedExhausted, 1),
         }
         res
     }
@@ -202,7 +201,7 @@ impl<P: Platform> Engine<P> {
         let mut pool = self.pool.lock();
         let gens = self.platform.gens();
         // Only computed: nothing is published until the request is recorded.
-        let req = Request::new(gens.next(&self.codec).ok_or(Declined::Exhausted)?, pages);
+        let req = Request::new(gens.next().ok_or(Declined::Exhausted)?, pages);
         if !pool.has_free_slot() || !pool.admits(pages) {
             // Requests whose CPUs all flushed on their own free room; only
             // if none did does the batch fold into the newest request.
@@ -419,7 +418,6 @@ mod tests {
         Config {
             slots,
             max_pending_pages: cap,
-            codec: PageGenCodec::NATIVE,
         }
     }
 
@@ -570,7 +568,7 @@ mod tests {
         publish(&e, &[0], 1)?;
         let g3 = publish(&e, &[0], 1)?;
         assert_eq!(count(&e, Stat::RequestsFolded), 1);
-        assert_eq!(count(&e, Stat::DeclinedPoolFull), 0);
+        assert_eq!(count(&e, Stat::DeclinedPendingCap), 0);
         assert_eq!(flushes(&e), 0);
         assert_eq!(e.pending(), (2, 3));
         assert!(matches!(e.flush_upto(g3), Flushed::Sent(_)));
@@ -631,10 +629,9 @@ mod tests {
     }
 
     #[test]
-    fn pool_without_slots_declines() -> Result {
-        let e = engine(0, 1000)?;
-        assert_eq!(e.publish(&*mask_of(&[0])?, 1), Err(Declined::PoolFull));
-        assert_eq!(count(&e, Stat::DeclinedPoolFull), 1);
+    fn engine_without_slots_is_refused() -> Result {
+        let res = Engine::new(TestPlatform::new(0)?, config(0, 1000), GFP_KERNEL);
+        assert_eq!(res.err(), Some(EINVAL));
         Ok(())
     }
 
@@ -652,14 +649,28 @@ mod tests {
     }
 
     #[test]
-    fn pending_cap_forces_a_flush() -> Result {
+    fn pending_cap_flushes_everything_then_defers() -> Result {
+        let e = engine(8, 100)?;
+        let g1 = publish(&e, &[0], 60)?;
+        // 110 pages would exceed the cap: g1 is flushed, the batch deferred.
+        let g2 = publish(&e, &[1], 50)?;
+        assert!(e.is_retired(g1) && !e.is_retired(g2));
+        assert_eq!(flushes(&e), 1);
+        assert_eq!(e.pending(), (1, 50));
+        assert_eq!(count(&e, Stat::DeclinedPendingCap), 1);
+        assert_eq!(count(&e, Stat::RequestsPublished), 2);
+        Ok(())
+    }
+
+    #[test]
+    fn batch_over_the_cap_alone_is_declined() -> Result {
         let e = engine(8, 100)?;
         publish(&e, &[0], 60)?;
-        assert_eq!(e.publish(&*mask_of(&[0])?, 50), Err(Declined::PendingCap));
+        assert_eq!(e.publish(&*mask_of(&[0])?, 101), Err(Declined::PendingCap));
+        // Counted once; what was pending got flushed on the way.
         assert_eq!(count(&e, Stat::DeclinedPendingCap), 1);
-        e.flush_all();
-        assert!(publish(&e, &[0], 50).is_ok());
-        assert_eq!(e.pending(), (1, 50));
+        assert_eq!(e.pending(), (0, 0));
+        assert_eq!(count(&e, Stat::RequestsPublished), 1);
         Ok(())
     }
 
@@ -688,16 +699,7 @@ mod tests {
         let p = TestPlatform::new(u64::MAX)?;
         let e = KBox::pin_init(Engine::new(p, config(4, 1000), GFP_KERNEL)?, GFP_KERNEL)?;
         assert_eq!(e.publish(&*mask_of(&[0])?, 1), Err(Declined::Exhausted));
-        Ok(())
-    }
-
-    #[test]
-    fn page_values_round_trip() -> Result {
-        let e = engine(4, 1000)?;
-        let g = publish(&e, &[0], 1)?;
-        publish(&e, &[0], 1)?;
-        assert_eq!(e.decode(e.codec().encode(g)), g);
-        assert_eq!(e.decode(0), Gen::NONE);
+        assert_eq!(count(&e, Stat::DeclinedExhausted), 1);
         Ok(())
     }
 

@@ -11,16 +11,15 @@
 
 use super::{
     engine::{Config, Engine, Flushed, Platform},
-    gen::{Gen, GenCounter, PageGenCodec},
+    gen::{Gen, GenCounter},
     percpu::CpuFlushGen,
-    request::Declined,
     stats::{Stat, StatSink},
 };
 use crate::{
     bindings,
     cpu::CpuId,
     cpumask::Cpumask,
-    error::code::{E2BIG, EBUSY, EINVAL, ENODEV, ENOSPC, EOVERFLOW},
+    error::code::EBUSY,
     prelude::*,
     sync::{atomic::Atomic, SetOnce},
 };
@@ -53,7 +52,7 @@ impl KernelPlatform {
     /// The current total of `stat`, as `/proc/vmstat` shows it.
     pub fn stat(stat: Stat) -> u64 {
         // SAFETY: Callable from any context with any item of the enum.
-        unsafe { bindings::migrc_stat_read(c_stat(stat)) }
+        unsafe { bindings::migrc_stat_read(stat.c_event()) }
     }
 }
 
@@ -63,7 +62,7 @@ impl StatSink for KernelPlatform {
             return;
         }
         // SAFETY: Callable from any context with any item of the enum.
-        unsafe { bindings::migrc_stat_add(c_stat(stat), n) };
+        unsafe { bindings::migrc_stat_add(stat.c_event(), n) };
     }
 }
 
@@ -96,43 +95,12 @@ unsafe impl Platform for KernelPlatform {
     }
 }
 
-/// The C event of `stat`: named, not numbered, so the one list of events
-/// stays in `include/linux/migrc_event_defs.h`.
-fn c_stat(stat: Stat) -> bindings::migrc_event {
-    match stat {
-        Stat::PagesDeferred => bindings::migrc_event_MIGRC_EV_PAGES_DEFERRED,
-        Stat::RequestsPublished => bindings::migrc_event_MIGRC_EV_REQUESTS_PUBLISHED,
-        Stat::RequestsRetired => bindings::migrc_event_MIGRC_EV_REQUESTS_RETIRED,
-        Stat::DeclinedDisabled => bindings::migrc_event_MIGRC_EV_DECLINED_DISABLED,
-        Stat::DeclinedPoolFull => bindings::migrc_event_MIGRC_EV_DECLINED_POOL_FULL,
-        Stat::DeclinedPendingCap => bindings::migrc_event_MIGRC_EV_DECLINED_PENDING_CAP,
-        Stat::FlushesSent => bindings::migrc_event_MIGRC_EV_FLUSHES_SENT,
-        Stat::FlushesPruned => bindings::migrc_event_MIGRC_EV_FLUSHES_PRUNED,
-        Stat::CpusFlushed => bindings::migrc_event_MIGRC_EV_CPUS_FLUSHED,
-        Stat::CpusPruned => bindings::migrc_event_MIGRC_EV_CPUS_PRUNED,
-        Stat::RequestsFolded => bindings::migrc_event_MIGRC_EV_REQUESTS_FOLDED,
-    }
-}
-
 /// The kernel's engine, set up once by [`migrc_rust_init`].
 static ENGINE: SetOnce<Pin<KBox<Engine<KernelPlatform>>>> = SetOnce::new();
 
 /// The kernel's MIGRC engine, or `None` before setup (or if it failed).
 pub fn global() -> Option<&'static Engine<KernelPlatform>> {
     ENGINE.as_ref().map(|e| e.as_ref().get_ref())
-}
-
-fn errno(e: Error) -> i64 {
-    i64::from(e.to_errno())
-}
-
-fn declined_errno(d: Declined) -> i64 {
-    errno(match d {
-        Declined::Disabled => ENODEV,
-        Declined::PoolFull => ENOSPC,
-        Declined::PendingCap => E2BIG,
-        Declined::Exhausted => EOVERFLOW,
-    })
 }
 
 /// Sets up the kernel's engine.
@@ -146,7 +114,6 @@ pub(crate) unsafe extern "C" fn migrc_rust_init(slots: u32, max_pending_pages: u
     let config = Config {
         slots: usize::try_from(slots).unwrap_or(0),
         max_pending_pages: u64::try_from(max_pending_pages).unwrap_or(u64::MAX),
-        codec: PageGenCodec::NATIVE,
     };
     if ENGINE.as_ref().is_some() {
         return EBUSY.to_errno();
@@ -167,36 +134,34 @@ pub(crate) unsafe extern "C" fn migrc_rust_init(slots: u32, max_pending_pages: u
     }
 }
 
-/// Defers the flush of one migration batch (see `Engine::publish`).
+/// Defers the flush of one migration batch (see `Engine::publish`, which
+/// decides everything, a full pool included).
 ///
-/// Returns the generation the batch's source pages must carry (positive),
-/// zero if nothing needs flushing, or a negative errno when the batch was
-/// not deferred and must be flushed now.
+/// Returns the generation the batch's source pages must carry, or zero:
+/// the batch was not deferred and the caller flushes it now (why is
+/// counted in `/proc/vmstat`).
 ///
 /// # Safety
 ///
-/// `mask` must be null (the batch is then declined) or point to a valid
-/// `struct cpumask` for the duration of the call. The caller must already have made the batch's invalidation visible
-/// (on x86, `arch_tlbbatch_add_pending()` bumped each mm's `tlb_gen`).
+/// `mask` must be null (the batch is then not deferred) or point to a
+/// valid `struct cpumask` for the duration of the call. The caller must
+/// already have made the batch's invalidation visible (on x86,
+/// `arch_tlbbatch_add_pending()` bumped each mm's `tlb_gen`), and call in
+/// task context with interrupts enabled (a full pool is flushed).
 #[export]
 pub(crate) unsafe extern "C" fn migrc_publish(
     mask: *const bindings::cpumask,
     nr_pages: usize,
-) -> i64 {
+) -> u64 {
     let Some(engine) = global() else {
-        return declined_errno(Declined::Disabled);
+        return Gen::NONE.as_raw();
     };
     // SAFETY: `mask` is valid for the call (function safety requirements).
     let Some(mask) = (unsafe { cpumask_arg(mask) }) else {
-        return errno(EINVAL);
+        return Gen::NONE.as_raw();
     };
     let pages = u64::try_from(nr_pages).unwrap_or(u64::MAX);
-    match engine.publish(mask, pages) {
-        // A generation above `i64::MAX` cannot be returned: the caller
-        // flushes now, and the request is flushed again later (harmless).
-        Ok(gen) => i64::try_from(gen.as_raw()).unwrap_or_else(|_| errno(EOVERFLOW)),
-        Err(d) => declined_errno(d),
-    }
+    engine.publish(mask, pages).unwrap_or(Gen::NONE).as_raw()
 }
 
 /// Flushes what a page carrying `gen` waits for (see `Engine::flush_upto`).
@@ -274,19 +239,6 @@ pub(crate) unsafe extern "C" fn migrc_flush_all() {
     if let Some(e) = global() {
         e.flush_all();
     }
-}
-
-/// The generation a page waits for, from the value stored in it.
-///
-/// # Safety
-///
-/// Always safe to call (`unsafe` only because of `#[export]`).
-#[export]
-pub(crate) unsafe extern "C" fn migrc_decode_page_gen(stored: usize) -> u64 {
-    let stored = u64::try_from(stored).unwrap_or(u64::MAX);
-    PageGenCodec::NATIVE
-        .decode(stored, KernelPlatform::counter().latest())
-        .as_raw()
 }
 
 /// Whether new batches may be deferred (false before setup).

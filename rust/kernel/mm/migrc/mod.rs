@@ -14,18 +14,19 @@
 //!
 //! # Pieces
 //!
-//! * `gen`: generations ([`Gen`], [`GenCounter`], [`PageGenCodec`]). A
-//!   global counter is bumped for each published batch; a free page keeps
-//!   (possibly truncated) the generation it waits for; a *retired* watermark
-//!   says up to which generation every flush is done.
+//! * `gen`: generations ([`Gen`], [`GenCounter`]). A global counter is
+//!   bumped for each published batch; a free page keeps the generation it
+//!   waits for; a *retired* watermark says up to which generation every
+//!   flush is done.
 //! * `percpu`: per CPU, the generation up to which it is known clean
 //!   ([`CpuFlushGen`]).
 //! * `request`: one request per deferred batch (its cpumask, generation,
 //!   page count) in a fixed pool; never allocates after setup.
 //! * `prune`: drops the CPUs that flushed since a request was published.
 //! * `stats`: the events MIGRC counts ([`Stat`], `/proc/vmstat` `migrc_*`).
-//! * `engine`: ties them together ([`Engine`]): publish, then one folded and
-//!   pruned flush for every pending request when a waiting page is reused.
+//! * `engine`: ties them together ([`Engine`]): publish (and decide what a
+//!   full pool costs), then one folded and pruned flush for every pending
+//!   request when a waiting page is reused.
 //! * `ffi`: the only module with `unsafe`: C storage, C services and the
 //!   `#[export]`ed C API of `include/linux/migrc.h`.
 //!
@@ -49,8 +50,7 @@
 //!   so no second engine can run on the kernel's records.
 //! * What stays safe can only add flushing: [`Engine::publish`] records a
 //!   request that stays pending until every CPU of its mask is covered;
-//!   [`Engine::flush_upto`] and [`Engine::flush_all`] flush; a decoded page
-//!   generation is never older than the stored one.
+//!   [`Engine::flush_upto`] and [`Engine::flush_all`] flush.
 //!
 //! Each property has a `compile_fail` example below. rustdoc cannot run
 //! them in the kernel (they are marked `ignore`); `make test` compiles
@@ -167,8 +167,7 @@
 //!    the flushes that retired it.
 //!
 //! Why a recorded value may move backwards, and why that is harmless, is in
-//! the `percpu` module; why a truncated page generation can only ask for
-//! more flushing is in [`PageGenCodec`].
+//! the `percpu` module.
 //!
 //! # Example
 //!
@@ -178,8 +177,8 @@
 //! // The kernel's engine exists once MIGRC is set up at boot.
 //! if let Some(engine) = migrc::global() {
 //!     // A page that stores no generation waits for nothing.
-//!     assert!(engine.decode(0).is_none());
 //!     assert!(engine.is_retired(Gen::NONE));
+//!     assert_eq!(engine.flush_upto(Gen::NONE), migrc::Flushed::Retired);
 //! }
 //! ```
 
@@ -193,7 +192,7 @@ pub(crate) mod stats;
 
 pub use engine::{Config, Engine, Flushed, Platform};
 pub use ffi::{global, KernelPlatform};
-pub use gen::{Gen, GenCounter, PageGenCodec};
+pub use gen::{Gen, GenCounter};
 pub use percpu::CpuFlushGen;
 pub use request::Declined;
 pub use stats::{Stat, StatCounters, StatSink};

@@ -10,13 +10,14 @@
 //! When no slot is free, the batch joins the newest pending request: the
 //! union of the two cpumasks under the newer generation, which retires only
 //! when every CPU of the union flushed at or after it. Only the cap on
-//! pending pages (or a pool without slots) fails with [`Declined`]; the
-//! caller then flushes at once, exactly as without MIGRC.
+//! pending pages fails with [`Declined`]; what to do then is the engine's
+//! decision.
 
 use super::gen::Gen;
 use crate::{
-    alloc::{AllocError, Flags, KVec},
+    alloc::{Flags, KVec},
     cpumask::{Cpumask, CpumaskVar},
+    error::{code::EINVAL, Result},
 };
 
 /// Why a batch could not be deferred. The caller must flush it now.
@@ -24,11 +25,10 @@ use crate::{
 pub enum Declined {
     /// MIGRC is switched off (or was never set up).
     Disabled,
-    /// The pool has no request slot at all.
-    PoolFull,
     /// Deferring would exceed the cap on pending deferred pages.
     PendingCap,
-    /// The 64-bit generation space is used up (not reachable in practice).
+    /// No generation or slot is left. Not reachable: the 64-bit generation
+    /// space does not run out, and a pool always has a slot.
     Exhausted,
 }
 
@@ -98,6 +98,7 @@ struct Slot {
 ///
 /// # Invariants
 ///
+/// * `slots` is not empty, so a full pool always has a newest request.
 /// * `pending_pages` is the sum of `pages` over occupied slots, and never
 ///   exceeds `max_pending_pages`.
 /// * The `[oldest, gen]` ranges of occupied slots do not overlap: a fold
@@ -110,12 +111,12 @@ pub(super) struct RequestPool {
 
 impl RequestPool {
     /// Allocates a pool of `nr_slots` requests (each with its own cpumask)
-    /// admitting at most `max_pending_pages` pending pages.
-    pub(super) fn new(
-        nr_slots: usize,
-        max_pending_pages: u64,
-        flags: Flags,
-    ) -> Result<Self, AllocError> {
+    /// admitting at most `max_pending_pages` pending pages. Fails with
+    /// `EINVAL` for no slots and `ENOMEM`.
+    pub(super) fn new(nr_slots: usize, max_pending_pages: u64, flags: Flags) -> Result<Self> {
+        if nr_slots == 0 {
+            return Err(EINVAL);
+        }
         let mut slots = KVec::with_capacity(nr_slots, flags)?;
         for _ in 0..nr_slots {
             slots.push(
@@ -126,7 +127,7 @@ impl RequestPool {
                 flags,
             )?;
         }
-        // INVARIANT: No slot is occupied and nothing is pending.
+        // INVARIANT: `nr_slots > 0` slots, none occupied, nothing pending.
         Ok(RequestPool {
             slots,
             pending_pages: 0,
@@ -164,14 +165,15 @@ impl RequestPool {
     /// Records `req`, a batch published after every pending one, with a
     /// copy of `mask`: in a free slot, or else folded into the newest
     /// pending request. Declines when the pending-page cap would be
-    /// exceeded or the pool has no slot at all (nothing changes then).
+    /// exceeded (nothing changes then).
     pub(super) fn record(&mut self, req: Request, mask: &Cpumask) -> Result<Recorded, Declined> {
         let total = self.new_total(req.pages).ok_or(Declined::PendingCap)?;
         let (slot, how) = match self.slots.iter().position(|s| s.req.is_none()) {
             Some(i) => (self.slots.get_mut(i), Recorded::New),
             None => (self.newest_slot(), Recorded::Folded),
         };
-        let slot = slot.ok_or(Declined::PoolFull)?;
+        // Without a free slot some slot is occupied (`slots` is not empty).
+        let slot = slot.ok_or(Declined::Exhausted)?;
         match slot.req {
             Some(old) => {
                 slot.mask.or(mask);
@@ -323,14 +325,8 @@ mod tests {
     }
 
     #[test]
-    fn pool_without_slots_declines() -> Result {
-        let mut pool = RequestPool::new(0, 1000, GFP_KERNEL)?;
-        assert_eq!(
-            pool.record(req(1, 1), &*mask_of(&[0])?),
-            Err(Declined::PoolFull)
-        );
-        assert_eq!(pool.pending_pages(), 0);
-        Ok(())
+    fn pool_without_slots_is_refused() {
+        assert_eq!(RequestPool::new(0, 1000, GFP_KERNEL).err(), Some(EINVAL));
     }
 
     #[test]

@@ -2,63 +2,85 @@
 
 //! Statistics: the events MIGRC counts, and where they go.
 //!
-//! The kernel sends them to vmstat event counters (`/proc/vmstat`
-//! `migrc_*`), through the boundary module, which maps each to its C event
-//! by name: the list of events and their `/proc/vmstat` names is
-//! `include/linux/migrc_event_defs.h`. [`StatCounters`] is an in-memory
-//! sink for tests and the sample.
+//! The one list of events and their `/proc/vmstat` names is
+//! `include/linux/migrc_event_defs.h`; each [`Stat`] takes its value from
+//! that list's C enum through bindgen, and a build-time check keeps the
+//! values equal to their positions in [`Stat::ALL`]. The kernel sends
+//! events to the vmstat counters through the boundary module;
+//! [`StatCounters`] is an in-memory sink for tests.
 
-use crate::sync::atomic::{Atomic, Relaxed};
+use crate::{
+    bindings,
+    sync::atomic::{Atomic, Relaxed},
+};
 
-/// An event MIGRC counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stat {
-    /// Source pages freed with their flush deferred.
-    PagesDeferred,
-    /// Requests published (migration batches deferred).
-    RequestsPublished,
-    /// Requests retired (flushed or pruned on every CPU).
-    RequestsRetired,
-    /// Batches flushed at once because MIGRC was off.
-    DeclinedDisabled,
-    /// Batches flushed at once because the request pool has no slots.
-    DeclinedPoolFull,
-    /// Batches flushed at once because of the pending-page cap.
-    DeclinedPendingCap,
-    /// Deferred flushes that sent IPIs.
-    FlushesSent,
-    /// Deferred flushes skipped because pruning emptied the cpumask.
-    FlushesPruned,
-    /// CPUs a deferred flush was sent to.
-    CpusFlushed,
-    /// CPUs dropped from a deferred flush by pruning.
-    CpusPruned,
-    /// Batches folded into the newest request because no slot was free.
-    RequestsFolded,
+/// Defines [`Stat`] with each variant's value taken from the C event of the
+/// same meaning (bindgen), and [`Stat::ALL`] from the same list.
+macro_rules! events {
+    ($($(#[$doc:meta])* $name:ident = $c_event:ident,)*) => {
+        /// An event MIGRC counts: the value is the C `enum migrc_event`
+        /// constant, so the Rust core counts exactly the C event it names.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u32)]
+        pub enum Stat {
+            $($(#[$doc])* $name = bindings::$c_event,)*
+        }
+
+        impl Stat {
+            /// Every event, in the order of the C list.
+            pub const ALL: [Stat; [$(Stat::$name),*].len()] = [$(Stat::$name),*];
+        }
+    };
 }
 
+events! {
+    /// Source pages freed with their flush deferred.
+    PagesDeferred = migrc_event_MIGRC_EV_PAGES_DEFERRED,
+    /// Requests published (migration batches deferred).
+    RequestsPublished = migrc_event_MIGRC_EV_REQUESTS_PUBLISHED,
+    /// Requests retired (flushed or pruned on every CPU).
+    RequestsRetired = migrc_event_MIGRC_EV_REQUESTS_RETIRED,
+    /// Batches flushed at once because MIGRC was off.
+    DeclinedDisabled = migrc_event_MIGRC_EV_DECLINED_DISABLED,
+    /// Batches flushed at once because no generation was left.
+    DeclinedExhausted = migrc_event_MIGRC_EV_DECLINED_EXHAUSTED,
+    /// Publications that reached the pending-page cap (everything pending
+    /// was flushed, and the batch too if it exceeds the cap alone).
+    DeclinedPendingCap = migrc_event_MIGRC_EV_DECLINED_PENDING_CAP,
+    /// Deferred flushes that sent IPIs.
+    FlushesSent = migrc_event_MIGRC_EV_FLUSHES_SENT,
+    /// Deferred flushes skipped because pruning emptied the cpumask.
+    FlushesPruned = migrc_event_MIGRC_EV_FLUSHES_PRUNED,
+    /// CPUs a deferred flush was sent to.
+    CpusFlushed = migrc_event_MIGRC_EV_CPUS_FLUSHED,
+    /// CPUs dropped from a deferred flush by pruning.
+    CpusPruned = migrc_event_MIGRC_EV_CPUS_PRUNED,
+    /// Batches folded into the newest request because no slot was free.
+    RequestsFolded = migrc_event_MIGRC_EV_REQUESTS_FOLDED,
+}
+
+// The in-memory counters index by value: the core's events must be the
+// first ones of the C list, each at its position in `Stat::ALL`.
+const _: () = {
+    let mut i = 0;
+    while i < Stat::COUNT {
+        assert!(Stat::ALL[i].index() == i);
+        i += 1;
+    }
+};
+
 impl Stat {
-    /// Number of events.
-    pub const COUNT: usize = 11;
+    /// Number of events the core counts.
+    pub const COUNT: usize = Stat::ALL.len();
 
-    /// Every event, in declaration order.
-    pub const ALL: [Stat; Stat::COUNT] = [
-        Stat::PagesDeferred,
-        Stat::RequestsPublished,
-        Stat::RequestsRetired,
-        Stat::DeclinedDisabled,
-        Stat::DeclinedPoolFull,
-        Stat::DeclinedPendingCap,
-        Stat::FlushesSent,
-        Stat::FlushesPruned,
-        Stat::CpusFlushed,
-        Stat::CpusPruned,
-        Stat::RequestsFolded,
-    ];
-
-    /// Position in [`Stat::ALL`].
+    /// Position in [`Stat::ALL`], and the C event number.
     pub const fn index(self) -> usize {
         self as usize
+    }
+
+    /// The C event.
+    pub const fn c_event(self) -> bindings::migrc_event {
+        self as bindings::migrc_event
     }
 }
 
@@ -107,10 +129,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn all_lists_every_event_in_index_order() {
-        for (i, s) in Stat::ALL.iter().enumerate() {
-            assert_eq!(s.index(), i);
-        }
+    fn events_are_the_c_events() {
+        assert_eq!(
+            Stat::PagesDeferred.c_event(),
+            bindings::migrc_event_MIGRC_EV_PAGES_DEFERRED
+        );
+        assert_eq!(
+            Stat::RequestsFolded.c_event(),
+            bindings::migrc_event_MIGRC_EV_REQUESTS_FOLDED
+        );
     }
 
     #[test]

@@ -14,6 +14,9 @@
   rustdoc     'make rustdoc': no warning, and the MIGRC pages exist.
   htmldocs    'make SPHINXDIRS=mm htmldocs': no warning about migrc.rst,
               and the mm index links it.
+  event_docs  the /proc/vmstat table of Documentation/mm/migrc.rst lists
+              exactly the events of include/linux/migrc_event_defs.h, in
+              its order.
   compile_fail  every 'ignore,compile_fail,EXXXX' example in the docs of
               rust/kernel/mm/migrc (what safe code must not be able to do)
               is compiled against the built kernel crate, as the Rust
@@ -34,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from . import kbuild, tree
 from .arches import ARCHES
-from .common import BUILD, HARNESS, log, run
+from .common import BUILD, HARNESS, REPO, log, run
 from .kbuild import Build
 
 if TYPE_CHECKING:
@@ -48,10 +51,10 @@ Findings = collections.Counter[tuple[str, str]]
 
 def run_all(build: Build, tally: Tally) -> None:
     # An architecture without full_lint (arm64) keeps clippy's record.
-    checks = (harness_tests, mypy, rustfmt, clippy, compile_fail, w1,
-              kerneldoc, rustdoc, htmldocs) \
+    checks = (harness_tests, mypy, event_docs, rustfmt, clippy,
+              compile_fail, w1, kerneldoc, rustdoc, htmldocs) \
         if ARCHES[build.arch].full_lint else \
-        (harness_tests, mypy, clippy, compile_fail)
+        (harness_tests, mypy, event_docs, clippy, compile_fail)
     for check in checks:
         ok, summary, details = check(build)
         log(f"lint {check.__name__}: {'clean' if ok else 'FAILED'}: "
@@ -92,6 +95,36 @@ def harness_tests(build: Build | None) -> Check:
     ran = next((l for l in lines if l.startswith("Ran ")), "no tests ran")
     details = [] if p.returncode == 0 else lines[-40:]
     return p.returncode == 0, f"{ran}, {lines[-1] if lines else ''}", details
+
+
+EVENT_DEFS = "include/linux/migrc_event_defs.h"
+EVENT_DOC = "Documentation/mm/migrc.rst"
+
+
+def defined_events(defs: str) -> list[str]:
+    """The /proc/vmstat names of MIGRC_EVENT(NAME, "text") lines."""
+    return ["migrc_" + m for m in
+            re.findall(r'^MIGRC_EVENT\(\w+, "(\w+)"\)', defs, re.M)]
+
+
+def documented_events(rst: str) -> list[str]:
+    """The first column of the table of the "Statistics" section."""
+    section = rst.split("\nStatistics\n", 1)[-1]
+    return re.findall(r"^(migrc_\w+) ", section, re.M)
+
+
+def event_docs(build: Build | None) -> Check:
+    defined = defined_events((REPO / EVENT_DEFS).read_text())
+    documented = documented_events((REPO / EVENT_DOC).read_text())
+    if defined == documented:
+        return True, f"{len(defined)} events, documented in order", []
+    details = [f"missing from {EVENT_DOC}: {e}"
+               for e in defined if e not in documented]
+    details += [f"not in {EVENT_DEFS}: {e}"
+                for e in documented if e not in defined]
+    if not details:
+        details = [f"order differs from {EVENT_DEFS}"]
+    return False, f"{EVENT_DOC} and {EVENT_DEFS} disagree", details
 
 
 def _logtext(name: str) -> str:

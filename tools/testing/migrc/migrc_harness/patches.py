@@ -13,8 +13,10 @@ warnings left in the series, each with its reason (ACCEPTED below).
   2. applies the series with 'git am' to a fresh clone of the pristine
      upstream tree, one patch at a time, and after each one builds vmlinux
      twice, with CONFIG_MIGRC=y (plus its debug mode, KUnit suites and
-     sample) and with CONFIG_MIGRC=n, from the lean base config; after the
-     selftest patch it also builds the kselftest with its own Makefile.
+     sample) and with CONFIG_MIGRC=n, from the lean base config (a patch
+     that touches only files no kernel build reads, NOT_BUILT, keeps the
+     kernels of the patch before); after each selftest patch it also
+     builds the kselftest with its own Makefile.
 """
 
 import json
@@ -232,6 +234,10 @@ def export() -> tuple[list[Path], list[str], list[str]]:
     return series, errors, unexplained
 
 
+# What no vmlinux build reads: a patch that touches only these builds
+# the same kernels as the patch before it.
+NOT_BUILT = ("Documentation/", "tools/testing/", "MAINTAINERS")
+
 # The configurations every patch is built with.
 BUILDS = {"y": ["base.config", "x86_64.config", "migrc.config",
                 "migrc-test.config"],
@@ -299,7 +305,11 @@ def check() -> int:
         log(f"[{i}/{len(series)}] {subject} "
             f"({time.monotonic() - t0:.0f}s so far)")
         has_kconfig = "config MIGRC\n" in (src / "mm/Kconfig").read_text()
-        for name, frags in BUILDS.items():
+        built = [f for f in touched if not f.startswith(NOT_BUILT)]
+        if not built and i > 1:
+            log("  touches nothing a kernel build reads: the kernels of "
+                "the patch before stand")
+        for name, frags in BUILDS.items() if built or i == 1 else ():
             outdir = CHECK / f"kbuild-{name}"
             _configure(src, outdir, frags)
             want = name if has_kconfig else "n"
