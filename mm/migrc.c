@@ -168,7 +168,7 @@ bool migrc_defer_forbidden(void)
  * Nothing happens unless the aid is set through the break knob
  * (CONFIG_MIGRC_DEBUG). Task context.
  */
-void migrc_hold(unsigned int aid)
+void migrc_hold(enum migrc_break aid)
 {
 	if (migrc_broken(aid))
 		msleep(MIGRC_HOLD_MS);
@@ -353,13 +353,48 @@ static int migrc_state_show(struct seq_file *m, void *unused)
 DEFINE_SHOW_ATTRIBUTE(migrc_state);
 
 #ifdef CONFIG_MIGRC_DEBUG
-unsigned int migrc_break_mask;
+unsigned long migrc_break_mask;
 
-#define MIGRC_BREAK_NAME(NAME, name)	[MIGRC_BIT_##NAME] = #name,
 static const char * const migrc_break_names[NR_MIGRC_BREAKS] = {
-	MIGRC_BREAKS(MIGRC_BREAK_NAME, MIGRC_BREAK_NAME)
+#define MIGRC_BREAK_RULE(NAME, name) \
+	[MIGRC_BREAK_##NAME] = #name,
+#define MIGRC_TEST_AID(NAME, name) \
+	[MIGRC_##NAME] = #name,
+#include <linux/migrc_break_defs.h>
+#undef MIGRC_BREAK_RULE
+#undef MIGRC_TEST_AID
 };
-#undef MIGRC_BREAK_NAME
+
+/* Which bits break a safety rule; the others are test aids. */
+static const bool migrc_break_is_rule[NR_MIGRC_BREAKS] = {
+#define MIGRC_BREAK_RULE(NAME, ...) \
+	[MIGRC_BREAK_##NAME] = true,
+#define MIGRC_TEST_AID(NAME, ...)
+#include <linux/migrc_break_defs.h>
+#undef MIGRC_BREAK_RULE
+#undef MIGRC_TEST_AID
+};
+
+/* Whether @mask breaks a safety rule. */
+static bool migrc_mask_breaks_rule(unsigned long mask)
+{
+	unsigned int bit;
+
+	for_each_set_bit(bit, &mask, NR_MIGRC_BREAKS)
+		if (migrc_break_is_rule[bit])
+			return true;
+	return false;
+}
+
+/**
+ * migrc_rule_broken - whether a safety rule is broken on purpose now
+ *
+ * Return: true if a rule (not a test aid) is set in the break knob.
+ */
+bool migrc_rule_broken(void)
+{
+	return migrc_mask_breaks_rule(READ_ONCE(migrc_break_mask));
+}
 
 /*
  * /sys/kernel/debug/migrc/break: the rules broken on purpose, by name
@@ -368,13 +403,11 @@ static const char * const migrc_break_names[NR_MIGRC_BREAKS] = {
  */
 static int migrc_break_show(struct seq_file *m, void *unused)
 {
-	unsigned int mask = READ_ONCE(migrc_break_mask);
-	int i, n = 0;
+	unsigned long mask = READ_ONCE(migrc_break_mask);
+	unsigned int bit, n = 0;
 
-	for (i = 0; i < ARRAY_SIZE(migrc_break_names); i++)
-		if (mask & (1U << i))
-			seq_printf(m, "%s%s", n++ ? " " : "",
-				   migrc_break_names[i]);
+	for_each_set_bit(bit, &mask, NR_MIGRC_BREAKS)
+		seq_printf(m, "%s%s", n++ ? " " : "", migrc_break_names[bit]);
 	seq_puts(m, n ? "\n" : "none\n");
 	return 0;
 }
@@ -388,7 +421,7 @@ static ssize_t migrc_break_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
 {
 	char buf[64], *s, *word;
-	unsigned int mask = 0;
+	unsigned long mask = 0;
 	int i;
 
 	if (count >= sizeof(buf))
@@ -404,11 +437,11 @@ static ssize_t migrc_break_write(struct file *file, const char __user *ubuf,
 				 ARRAY_SIZE(migrc_break_names), word);
 		if (i < 0)
 			return -EINVAL;
-		mask |= 1U << i;
+		mask |= BIT(i);
 	}
 	/* Once per newly broken rule: the tests restore them often. */
-	if (mask & ~READ_ONCE(migrc_break_mask) & MIGRC_BREAK_RULES)
-		pr_warn("breaking safety rules on purpose (%#x): stale TLB entries may leak data\n",
+	if (migrc_mask_breaks_rule(mask & ~READ_ONCE(migrc_break_mask)))
+		pr_warn("breaking safety rules on purpose (%#lx): stale TLB entries may leak data\n",
 			mask);
 	WRITE_ONCE(migrc_break_mask, mask);
 	return count;

@@ -166,7 +166,7 @@ static void migrc_debug_report(enum migrc_debug_what what, unsigned long pfn,
 			       u64 stamp, int cpu)
 {
 	migrc_count(MIGRC_EV_DEBUG_STALE);
-	if (migrc_broken(MIGRC_BREAK_RULES)) {
+	if (migrc_rule_broken()) {
 		pr_warn_ratelimited("shadow: pfn %#lx %s while cpu %d may hold a stale entry (stamp %llu)\n",
 				    pfn, migrc_debug_text[what], cpu, stamp);
 		return;
@@ -244,7 +244,7 @@ static bool migrc_source_changed(struct page *page, struct migrc_mark *m)
 	/* memory_failure() may have taken the frame away: do not read it. */
 	if (PageHWPoison(page))
 		return false;
-	if (summed == MIGRC_SUMMED_BROKEN && !migrc_broken(MIGRC_BREAK_RULES))
+	if (summed == MIGRC_SUMMED_BROKEN && !migrc_rule_broken())
 		return false;
 	return migrc_page_sum(page) != READ_ONCE(m->sum);
 }
@@ -325,7 +325,7 @@ void migrc_debug_copy(struct folio *src, struct folio *dst)
 				WRITE_ONCE(ms->sum,
 					   migrc_page_sum(folio_page(dst, i)));
 				WRITE_ONCE(ms->summed,
-					   migrc_broken(MIGRC_BREAK_RULES) ?
+					   migrc_rule_broken() ?
 					   MIGRC_SUMMED_BROKEN : MIGRC_SUMMED);
 			}
 			WRITE_ONCE(md->copy_cpus, cpus);

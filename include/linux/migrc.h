@@ -20,6 +20,7 @@
 
 #include <linux/types.h>
 #include <linux/atomic.h>
+#include <linux/bitops.h>
 #include <linux/migrc_events.h>
 #include <linux/mm_types.h>
 #include <linux/percpu.h>
@@ -43,60 +44,36 @@ struct migrc_gens {
 
 /*
  * Fault injection for the tests (CONFIG_MIGRC_DEBUG only; the names exist
- * in every configuration, so that callers need no #ifdef), set through
- * /sys/kernel/debug/migrc/break: each bit breaks one safety rule on
- * purpose, so that a test can show it catches the hole. Test aids break
- * nothing: e.g. with REUSE_FIRST freed pages with a pending flush are
- * handed out first, so that a test reaches the allocator exit quickly.
- *
- * The one list, in bit order: rule(NAME, name) makes the safety rule
- * MIGRC_BREAK_<NAME>, aid(NAME, name) the test aid MIGRC_<NAME>; debugfs
- * reads and writes them by name.
+ * in every configuration, so that callers need no #ifdef): the bit numbers
+ * of /sys/kernel/debug/migrc/break, one per line of
+ * <linux/migrc_break_defs.h>.
  */
-#define MIGRC_BREAKS(rule, aid)						\
-	rule(ALLOC, alloc)	/* no flush at allocator exits */	\
-	rule(WRITE, write)	/* no flush before a PTE becomes writable */ \
-	rule(DIRTY, dirty)	/* defer dirty and writable PTEs too */	\
-	rule(BATCHED, batched)	/* the RO batch does not mark the mm */	\
-	aid(REUSE_FIRST, reuse_first) /* pending pages are reused first */ \
-	aid(HOLD_SRC, hold_src)	/* a speculative ref on sources */	\
-	rule(NUMA_RO, numa_ro)	/* every NUMA scan counts as read-only */ \
-	aid(NUMA_HOLD, numa_hold) /* NUMA scans sleep before the flush */ \
-	rule(UNPUBLISHED, unpublished) /* unpublished batches go unseen */ \
-	aid(PUBLISH_HOLD, publish_hold) /* sleep between unmap and publish */
-
-#define MIGRC_BREAK_BIT(NAME, name)	MIGRC_BIT_##NAME,
-enum migrc_break_bit {
-	MIGRC_BREAKS(MIGRC_BREAK_BIT, MIGRC_BREAK_BIT)
+enum migrc_break {
+#define MIGRC_BREAK_RULE(NAME, ...)	MIGRC_BREAK_##NAME,
+#define MIGRC_TEST_AID(NAME, ...)	MIGRC_##NAME,
+#include <linux/migrc_break_defs.h>
+#undef MIGRC_BREAK_RULE
+#undef MIGRC_TEST_AID
 	NR_MIGRC_BREAKS
 };
-#undef MIGRC_BREAK_BIT
 
-#define MIGRC_BREAK_RULE(NAME, name)	MIGRC_BREAK_##NAME = 1U << MIGRC_BIT_##NAME,
-#define MIGRC_BREAK_AID(NAME, name)	MIGRC_##NAME = 1U << MIGRC_BIT_##NAME,
-enum migrc_break {
-	MIGRC_BREAKS(MIGRC_BREAK_RULE, MIGRC_BREAK_AID)
-};
-#undef MIGRC_BREAK_RULE
-#undef MIGRC_BREAK_AID
-
-/* The safety rules, every bit that is not a test aid. */
-#define MIGRC_BREAK_RULE(NAME, name)	MIGRC_BREAK_##NAME |
-#define MIGRC_BREAK_AID(NAME, name)
-enum { MIGRC_BREAK_RULES = MIGRC_BREAKS(MIGRC_BREAK_RULE, MIGRC_BREAK_AID) 0 };
-#undef MIGRC_BREAK_RULE
-#undef MIGRC_BREAK_AID
-
-/* Whether @rule is broken on purpose; constant false without the knob. */
 #ifdef CONFIG_MIGRC_DEBUG
-extern unsigned int migrc_break_mask;
+extern unsigned long migrc_break_mask;
 
-static inline bool migrc_broken(unsigned int rule)
+/* Whether @bit is set: a rule broken, or a test aid on. */
+static inline bool migrc_broken(enum migrc_break bit)
 {
-	return unlikely(READ_ONCE(migrc_break_mask) & rule);
+	return unlikely(test_bit(bit, &migrc_break_mask));
 }
+
+bool migrc_rule_broken(void);
 #else
-static inline bool migrc_broken(unsigned int rule)
+static inline bool migrc_broken(enum migrc_break bit)
+{
+	return false;
+}
+
+static inline bool migrc_rule_broken(void)
 {
 	return false;
 }
@@ -228,7 +205,7 @@ void migrc_scope_end(struct migrc_scope *scope);
 void migrc_flush_mm_before_write(struct mm_struct *mm);
 bool migrc_mm_maybe_stale(struct mm_struct *mm);
 
-void migrc_hold(unsigned int aid);
+void migrc_hold(enum migrc_break aid);
 
 /* NUMA hinting scans: mm/migrc.c. */
 struct mmu_gather;

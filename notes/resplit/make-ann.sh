@@ -13,28 +13,29 @@ $R rust/kernel/mm/migrc/request.rs pool 63-67=engine
 $R rust/kernel/mm/migrc/prune.rs pool
 $R rust/kernel/mm/migrc/ffi.rs capi
 $R samples/rust/rust_migrc.rs sample
-$R include/linux/migrc_event_defs.h events 27-27=alloc 28-28=write 29-29=defer 30-30=range 31-32=mmgen 33-35=alloc 36-39=robatch 40-41=alloc 42-42=shadow 43-43=alloc 44-46=robatch 47-54=defer
+$R include/linux/migrc_event_defs.h events 26-27=alloc 28-28=write 29-29=defer 30-30=range 31-32=mmgen 33-35=alloc 36-39=robatch 40-41=alloc 42-42=shadow 43-45=robatch 46-54=defer
 $R include/linux/migrc_events.h events
 
-$R mm/migrc.c capi 14-14=switch 15-15=knobs 17-17=robatch 18-19=switch 26-26=switch 27-28=knobs 29-29=switch 31-31=alloc 39-42=knobs 41-42=alloc 51-116=alloc 117-131=range 132-147=defer 148-163=robatch 164-176=knobs 177-250=numa 251-278=robatch 337-354=switch 355-425=knobs 426-430=switch 431-433=knobs 434-437=switch 438-487=switch 498-503=switch
+$R mm/migrc.c capi 38-38=alloc 14-14=switch 15-15=knobs 17-17=robatch 18-19=switch 26-26=switch 27-28=knobs 29-29=switch 31-31=alloc 39-42=knobs 41-42=alloc 51-116=alloc 117-131=range 132-147=defer 148-163=robatch 164-176=knobs 177-250=numa 251-278=robatch 337-354=switch 355-458=knobs 459-463=switch 464-466=knobs 467-470=switch 471-520=switch 531-536=switch
 $T mm/migrc.c < tilde/mm_migrc.c
 
-$R include/linux/migrc.h capi 29-29=robatch 44-103=knobs 58-58=write 59-59=defer 60-60=mmgen 62-62=shadow2 63-64=numa 65-65=mmgen 66-66=robatch 105-107=mmgen 108-111=robatch 112-115=mmgen 116-121=robatch 122-123=mmgen 124-125=robatch 126-186=shadow 145-145=shadow2 180-180=shadow2 142-142=shadowmm 146-146=shadowmm 154-161=shadowmm 165-165=shadowmm 176-176=shadowmm 187-196=x86 190-190=shadow 194-194=shadow 197-203=numa 224-227=robatch 228-228=write 229-229=numa 231-232=knobs 233-240=numa 241-242=alloc 243-243=range 244-244=defer 245-245=robatch 246-246=alloc 247-248=robatch 249-249=alloc 250-283=x86 255-256=shadow 265-265=shadow 279-280=shadow 284-297=alloc 298-312=range 313-372=alloc 366-367=knobs 370-370=shadow 373-391=write 389-389=shadow 392-408=zap 409-418=mmgen 412-412=zap 419-433=zap 434-455=numa 458-470=robatch 471-476=x86 477-477=alloc 478-478=range 479-491=alloc 492-493=write 494-494=range 496-496=zap 497-497=mmgen 498-514=numa
+$R include/linux/migrc.h capi 207-207=robatch 23-23=knobs 30-30=robatch 45-81=knobs 82-84=mmgen 85-88=robatch 89-92=mmgen 93-98=robatch 99-100=mmgen 101-102=robatch 103-163=shadow 122-122=shadow2 157-157=shadow2 119-119=shadowmm 123-123=shadowmm 131-138=shadowmm 142-142=shadowmm 153-153=shadowmm 164-173=x86 167-167=shadow 171-171=shadow 174-180=numa 201-204=robatch 205-205=write 206-206=numa 208-209=knobs 210-217=numa 218-219=alloc 220-220=range 221-221=defer 222-222=robatch 223-223=alloc 224-225=robatch 226-226=alloc 227-260=x86 232-233=shadow 242-242=shadow 256-257=shadow 261-274=alloc 275-289=range 290-349=alloc 343-344=knobs 347-347=shadow 350-368=write 366-366=shadow 369-385=zap 386-395=mmgen 389-389=zap 396-410=zap 411-432=numa 435-447=robatch 448-453=x86 454-454=alloc 455-455=range 456-468=alloc 469-470=write 471-471=range 473-473=zap 474-474=mmgen 475-491=numa
 $T include/linux/migrc.h < tilde/include_linux_migrc.h
 
-$U mm/rmap.c robatch d2635-2635=robatch m814-829 d814-829=mmgen 725-741=shadow 742-773=defer 774-878=mmgen 888-888=mmgen 900-900=mmgen 939-939=mmgen 989-993=shadow 994-1004=mmgen 1005-1009=defer 1058-1058=shadow 1063-1069=mmgen 1075-1079=shadow 1083-1086=mmgen 1085-1085=shadow 1092-1094=mmgen 1094-1094=shadow 1116-1117=shadow 1147-1187=mmgen 1181-1183=shadowmm 1186-1186=shadowmm 1188-1204=numa 1205-1249=write 1229-1230=shadowmm 1246-1247=shadowmm 1250-1278=numa 1279-1279=write 1290-1295=defer 2997-3000=defer 3096-3100=defer 3264-3264=defer 766-766=numa
+$U mm/rmap.c robatch d2635-2635=robatch m814-829 d814-829=mmgen 725-741=shadow 742-773=defer 774-878=mmgen 888-888=mmgen 900-900=mmgen 939-939=mmgen 989-993=shadow 994-1004=mmgen 1005-1009=defer 1058-1058=shadow 1063-1069=mmgen 1075-1079=shadow 1083-1086=mmgen 1085-1085=shadow 1092-1094=mmgen 1094-1094=shadow 1116-1117=shadow 1147-1187=mmgen 1181-1183=shadowmm 1186-1186=shadowmm 1188-1188=write 1189-1204=numa 1205-1249=write 1229-1230=shadowmm 1246-1247=shadowmm 1250-1278=numa 1279-1279=write 1290-1295=defer 2997-3000=defer 3096-3100=defer 3264-3264=defer 766-766=numa
 $T mm/rmap.c < tilde/mm_rmap.c
 $U arch/x86/mm/tlb.c x86 1718-1719=shadow 1746-1746=shadow 1792-1827=shadow 1793-1815=shadowmm
 $U mm/page_alloc.c alloc 1026-1027=knobs 1944-1945=knobs 3049-3077=defer 3345-3347=knobs 7931-7937=range
 $T mm/page_alloc.c < tilde/mm_page_alloc.c
 $U mm/migrate.c defer 1245-1247=shadow2 1491-1492=shadow
 $R mm/migrc_debug.c shadow 148-148=shadowmm 156-156=shadowmm 205-207=shadowmm 386-427=shadowmm 456-469=shadowmm 50-50=shadow2 61-61=shadow2 483-561=shadow2
-$R tools/testing/selftests/migrc/migrc_safety.c st1 125-130=st2 210-240=st2 375-381=st2 510-530=st2 382-399=st4 659-1190=st2 1191-1597=st3 1598-1872=st4 1873-2221=st5
+$R tools/testing/selftests/migrc/migrc_safety.c st1 125-130=st2 210-240=st2 375-381=st2 510-530=st2 382-399=st4 658-1189=st2 1190-1599=st3 1600-1876=st4 1877-$(( $(git -C ../../build/linux cat-file blob final:tools/testing/selftests/migrc/migrc_safety.c | wc -l) - 2 ))=st5
 $R Documentation/mm/migrc.rst doc1 620-1221=doc2
-$U mm/Kconfig events 714-714=knobs 715-715=shadow 716-716=knobs 717-718=shadow 719-719=knobs 720-735=shadow 736-736=knobs 737-746=gen
+$U mm/Kconfig events 714-714=knobs 715-715=shadow 716-716=knobs 717-718=shadow 719-719=knobs 720-735=shadow 736-736=knobs 737-748=gen
 $T mm/Kconfig < tilde/mm_Kconfig
 for p in Documentation/admin-guide/kernel-parameters.txt:1=switch include/linux/vm_event_item.h:1=events,2=events mm/vmstat.c:1=events include/linux/sched.h:1=robatch,2=robatch rust/kernel/mm.rs:1=gen mm/page_ext.c:1=shadow,2=shadow kernel/fork.c:1=shadowmm,2=shadowmm mm/compaction.c:1=alloc,2=alloc mm/folio.c:1=defer,2=defer,3=defer,4=defer mm/page_alloc.h:1=alloc,2=defer mm/page_reporting.c:1=range,2=shadow,3=range,4=range mm/gup.c:1=write,2=write mm/memory.c:1=write,2=write,3=write,4=numa,5=numa,6=numa mm/internal.h:1=numa,2=numa include/linux/mm_inline.h:1=mmgen,2=mmgen,3=zap,4=zap include/asm-generic/tlb.h:1=zap,2=zap,3=zap mm/mmu_gather.c:1=zap,2=zap mm/mempolicy.c:1=numa,2=numa,3=numa,4=numa include/linux/rmap.h:1=robatch mm/madvise.c:1=zap mm/mprotect.c:1=numa rust/helpers/cpumask.c:1=cpumask rust/kernel/cpumask.rs:1=cpumask,2=cpumask,3=cpumask tools/testing/selftests/Makefile:1=st1 tools/testing/vma/include/stubs.h:1=zap samples/rust/Kconfig:1=sample samples/rust/Makefile:1=sample Documentation/mm/index.rst:1=doc1 MAINTAINERS:1=events; do
 	f=${p%%:*}; ./upregions.py $f x >/dev/null
 	./tag.py $f $(echo ${p#*:} | tr , ' ')
 done
 $U mm/Makefile capi 100-100=shadow
+$R include/linux/migrc_break_defs.h knobs 12-12=write 13-13=defer 14-14=mmgen 16-16=shadow2 17-18=numa 19-19=mmgen 20-20=robatch

@@ -221,7 +221,11 @@ def build(final):
                "GIT_AUTHOR_NAME": "MIGRC developers",
                "GIT_AUTHOR_EMAIL": "migrc@localhost",
                "GIT_COMMITTER_NAME": "MIGRC developers",
-               "GIT_COMMITTER_EMAIL": "migrc@localhost"}
+               "GIT_COMMITTER_EMAIL": "migrc@localhost",
+               # One date for the whole series: a rebuild changes no patch
+               # whose content did not change.
+               "GIT_AUTHOR_DATE": spec.DATE,
+               "GIT_COMMITTER_DATE": spec.DATE}
         git("read-tree", "upstream", env=env)
         head = git("rev-parse", "upstream^{commit}").decode().strip()
         for k, (pid, subject, body) in enumerate(spec.PATCHES, 1):
@@ -254,6 +258,45 @@ def build(final):
           f"{final}")
 
 
+def lint(final):
+    """Blank-line artifacts of intermediate versions: two blank lines, a
+    blank line after '{' or before '}', at the start or end of a file."""
+    pos = order()
+    ids = [p[0] for p in spec.PATCHES]
+    found = 0
+    for f in changed_files(final):
+        if not f.endswith((".c", ".h", ".rs", "Kconfig")):
+            continue
+        vers = file_versions(f, final, pos)
+
+        def triples(text):
+            ls = (text or "").split("\n")
+            return {(ls[i - 1] if i else None, ls[i + 1] if i + 1 < len(ls)
+                     else None) for i, l in enumerate(ls) if not l.strip()}
+        known = triples(blob("upstream", f)) | triples(vers[-1])
+        for k in range(1, len(ids) + 1):
+            if vers[k] is None or vers[k] == vers[k - 1]:
+                continue
+            ls = vers[k].split("\n")[:-1]
+            for i, l in enumerate(ls):
+                if l.strip():
+                    continue
+                prev = ls[i - 1].rstrip() if i else None
+                nxt = ls[i + 1].strip() if i + 1 < len(ls) else None
+                why = ("two blank lines" if nxt == "" else
+                       "at the start" if prev is None else
+                       "at the end" if nxt is None else
+                       "after {" if prev.endswith("{") else
+                       "before }" if nxt in ("}", "};") else None)
+                ctx = (ls[i - 1] if i else None,
+                       ls[i + 1] if i + 1 < len(ls) else None)
+                if why and ctx not in known:
+                    found += 1
+                    print(f"patch {k} ({ids[k - 1]}): {f}:{i + 1}: blank "
+                          f"line {why}")
+    print(f"{found} blank-line artifacts")
+
+
 def sizes():
     revs = git("rev-list", "--reverse", "upstream..resplit").decode().split()
     tot = 0
@@ -279,6 +322,8 @@ if __name__ == "__main__":
         build(sys.argv[2])
     elif cmd == "sizes":
         sizes()
+    elif cmd == "lint":
+        lint(sys.argv[2])
     elif cmd == "show":         # show FINAL PATH ID: the file after patch ID
         v = file_versions(sys.argv[3], sys.argv[2], order())
         sys.stdout.write(v[order()[sys.argv[4]]] or "")

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The series resplit.py builds: (id, subject, message), in order."""
 
+DATE = "2026-11-24T08:00:00+0000"
+
 PATCHES = [
     ("cpumask", "rust: cpumask: add iteration, union and clearing", """
 MIGRC prunes and folds cpumasks in Rust. Without iteration, union and

@@ -40,5 +40,5 @@ $
 $
 =robatch..defer
 ~				set_tlb_ubc_flush_pending(mm, pteval, address,
-~					address + PAGE_SIZE, false);
+~							  address + PAGE_SIZE, false);
 =defer

@@ -295,7 +295,7 @@ static const char * const test_aids[] = {
 
 static bool is_test_aid(const char *word, size_t len)
 {
-	for (size_t i = 0; i < sizeof(test_aids) / sizeof(test_aids[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(test_aids); i++)
 		if (strlen(test_aids[i]) == len &&
 		    !strncmp(word, test_aids[i], len))
 			return true;
@@ -317,7 +317,7 @@ static void break_get(char *buf, size_t len)
 	raw[n > 0 ? n : 0] = '\0';
 	buf[0] = '\0';
 	for (char *w = raw; *w; ) {
-		size_t wl = strcspn(w, " \n");
+		size_t wl = strcspn(w, "\n ");
 
 		if (wl && !(wl == 4 && !strncmp(w, "none", 4)) &&
 		    !is_test_aid(w, wl) &&
@@ -329,7 +329,7 @@ static void break_get(char *buf, size_t len)
 			*out = '\0';
 		}
 		w += wl;
-		w += strspn(w, " \n");
+		w += strspn(w, "\n ");
 	}
 }
 
@@ -1552,9 +1552,10 @@ static void window_race(struct __test_metadata *_metadata,
 		hits += wt->hit;
 		met = c1[C_UNPUBLISHED] - c0[C_UNPUBLISHED];
 		if (op == WINDOW_MPROTECT) {
-			ksft_print_msg("try %d: mprotect() %s the migration, %ld flushes of a batch not published yet\n",
-				       tries, wt->in_window ? "inside" : "after",
-				       met);
+			ksft_print_msg("try %d: mprotect() %s the migration, ",
+				       tries, wt->in_window ? "inside" : "after");
+			printf("%ld flushes of a batch not published yet\n",
+			       met);
 			met = wt->in_window ? met : 0;
 			/* Read-only again: a writable PTE goes to the normal batch. */
 			EXPECT_EQ(mprotect(r->mem + lo * r->psize,
@@ -1563,8 +1564,10 @@ static void window_race(struct __test_metadata *_metadata,
 		usleep(100000);
 	}
 	break_set(self->broken);
-	ksft_print_msg("%d tries, %d replaced pages while they migrated; the last one: %ld flushes of a batch not published yet\n",
-		       tries, hits, met);
+	ksft_print_msg("%d tries, %d replaced pages while they migrated; ",
+		       tries, hits);
+	printf("the last one: %ld flushes of a batch not published yet\n",
+	       met);
 	/* Otherwise the test did not test the window. */
 	if (have_migrc())
 		EXPECT_GT(met, 0);
@@ -1856,8 +1859,10 @@ TEST_F_TIMEOUT(migrc, numa_scan_writable, 300)
 	refused = c1[C_REFUSED_PENDING] - c0[C_REFUSED_PENDING];
 	for (int i = 0; i < 2; i++)
 		lost += w[i].done - x[i * 8];
-	ksft_print_msg("hot page: %ld of %d migrations under 2 writers and NUMA scans (%ld PTE updates)\n",
-		       moved, tries, c1[C_NUMA_PTES] - c0[C_NUMA_PTES]);
+	ksft_print_msg("hot page: %ld of %d migrations under 2 writers ",
+		       moved, tries);
+	printf("and NUMA scans (%ld PTE updates)\n",
+	       c1[C_NUMA_PTES] - c0[C_NUMA_PTES]);
 	ksft_print_msg("%ld PTEs refused under a pending scan, %ld pages deferred\n",
 		       refused, c1[C_DEFERRED] - c0[C_DEFERRED]);
 	ksft_print_msg("%ld increments lost\n", lost);
