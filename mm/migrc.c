@@ -354,6 +354,8 @@ DEFINE_SHOW_ATTRIBUTE(migrc_state);
 
 #ifdef CONFIG_MIGRC_DEBUG
 unsigned long migrc_break_mask;
+/* A bit of migrc_break_mask per line of migrc_break_defs.h. */
+static_assert(NR_MIGRC_BREAKS <= BITS_PER_LONG);
 
 static const char * const migrc_break_names[NR_MIGRC_BREAKS] = {
 #define MIGRC_BREAK_RULE(NAME, name) \
@@ -420,7 +422,7 @@ static int migrc_break_open(struct inode *inode, struct file *file)
 static ssize_t migrc_break_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
 {
-	char buf[64], *s, *word;
+	char buf[128], *s, *word;
 	unsigned long mask = 0;
 	int i;
 

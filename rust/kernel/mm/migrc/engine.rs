@@ -92,7 +92,7 @@ pub enum Flushed {
 ///   `platform.gens()` only passes a generation after its request left the
 ///   pool, and a request leaves the pool only when no CPU of its cpumask
 ///   can still use a stale entry for it.
-/// * Lock order: `flusher` before `pool`. `publish` takes only `pool`.
+/// * Lock order: `flusher` before `pool`, never both taken the other way.
 #[pin_data]
 pub struct Engine<P: Platform> {
     platform: P,

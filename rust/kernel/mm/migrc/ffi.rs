@@ -138,8 +138,8 @@ pub(crate) unsafe extern "C" fn migrc_rust_init(slots: u32, max_pending_pages: u
 /// decides everything, a full pool included).
 ///
 /// Returns the generation the batch's source pages must carry, or zero:
-/// the batch was not deferred and the caller flushes it now (why is
-/// counted in `/proc/vmstat`).
+/// the batch was not deferred and the caller flushes it now (the engine
+/// counts its declines in `/proc/vmstat`).
 ///
 /// # Safety
 ///

@@ -44,8 +44,8 @@ events! {
     DeclinedDisabled = migrc_event_MIGRC_EV_DECLINED_DISABLED,
     /// Batches flushed at once because no generation was left.
     DeclinedExhausted = migrc_event_MIGRC_EV_DECLINED_EXHAUSTED,
-    /// Publications that reached the pending-page cap (everything pending
-    /// was flushed, and the batch too if it exceeds the cap alone).
+    /// Publications that reached the pending-page cap: everything pending
+    /// was flushed, and the batch too if the cap was still reached then.
     DeclinedPendingCap = migrc_event_MIGRC_EV_DECLINED_PENDING_CAP,
     /// Deferred flushes that sent IPIs.
     FlushesSent = migrc_event_MIGRC_EV_FLUSHES_SENT,

@@ -108,9 +108,12 @@ def defined_events(defs: str) -> list[str]:
 
 
 def documented_events(rst: str) -> list[str]:
-    """The first column of the table of the "Statistics" section."""
+    """The first column of the table of the "Statistics" section: the rows
+    between its first two border lines."""
     section = rst.split("\nStatistics\n", 1)[-1]
-    return re.findall(r"^(migrc_\w+) ", section, re.M)
+    table = re.split(r"^=+ +=+$", section, maxsplit=2, flags=re.M)
+    rows = table[1] if len(table) > 2 else ""
+    return re.findall(r"^(migrc_\w+) ", rows, re.M)
 
 
 def event_docs(build: Build | None) -> Check:

@@ -18,7 +18,8 @@ class EventDocsTest(unittest.TestCase):
         defs = ('MIGRC_EVENT(A, "a")\t/* x */\n'
                 'MIGRC_EVENT(B, "b")\nMIGRC_EVENT(C, "c")\n')
         rst = ("Statistics\n==========\n\n"
-               "======= ====\nmigrc_a one\n        more\nmigrc_c three\n")
+               "======= ====\nmigrc_a one\n        more\nmigrc_c three\n"
+               "======= ====\n\nmigrc_d is prose after the table\n")
         self.assertEqual(lint.defined_events(defs),
                          ["migrc_a", "migrc_b", "migrc_c"])
         self.assertEqual(lint.documented_events(rst), ["migrc_a", "migrc_c"])
