@@ -17,8 +17,11 @@ warnings left in the series, each with its reason (ACCEPTED below).
      that touches only files no kernel build reads, NOT_BUILT, keeps the
      kernels of the patch before); after each selftest patch it also
      builds the kselftest with its own Makefile.
+A patch whose tree and configs were built before (DONE) is applied but
+not built again, so a run cut short resumes where it stopped.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -244,6 +247,24 @@ BUILDS = {"y": ["base.config", "x86_64.config", "migrc.config",
           "n": ["base.config", "x86_64.config", "nomigrc.config"]}
 
 
+# One line per patch whose kernels built: its tree and configs' key.
+DONE = CHECK / "built-trees"
+
+
+def _build_key(src: StrPath) -> str:
+    """The patch's tree and the config fragments it is built with."""
+    h = hashlib.sha256(out(["git", "-C", str(src), "rev-parse",
+                            "HEAD^{tree}"]).encode())
+    for frags in BUILDS.values():
+        for f in frags:
+            h.update((HARNESS / "configs" / f).read_bytes())
+    return h.hexdigest()
+
+
+def _built_before() -> set[str]:
+    return set(DONE.read_text().split()) if DONE.exists() else set()
+
+
 def _fresh_tree() -> Path:
     """A clone of the pristine upstream tree at CHECK/linux, reset to it."""
     src = CHECK / "linux"
@@ -294,6 +315,8 @@ def check() -> int:
         f"reason in the cover letter")
     src = _fresh_tree()
     env = {k: v for k, v in tree.IDENT.items() if 'COMMITTER' in k}
+    done = _built_before()
+    earlier = 0
     for i, patch in enumerate(series, 1):
         # Whitespace errors (a blank line at the end of a file) would make
         # a maintainer's 'git am' warn: fail on them.
@@ -309,7 +332,14 @@ def check() -> int:
         if not built and i > 1:
             log("  touches nothing a kernel build reads: the kernels of "
                 "the patch before stand")
-        for name, frags in BUILDS.items() if built or i == 1 else ():
+        build_now = bool(built) or i == 1
+        key = _build_key(src)
+        if build_now and key in done:
+            log("  this tree was built before (build/patch-check/"
+                "built-trees): not built again")
+            earlier += 1
+            build_now = False
+        for name, frags in BUILDS.items() if build_now else ():
             outdir = CHECK / f"kbuild-{name}"
             _configure(src, outdir, frags)
             want = name if has_kconfig else "n"
@@ -321,6 +351,9 @@ def check() -> int:
             _make(src, outdir, "vmlinux", logname=f"patch-check-{i:02d}-{name}")
             log(f"  CONFIG_MIGRC={name}: vmlinux built "
                 f"({time.monotonic() - s:.0f}s)")
+        if build_now:
+            with DONE.open("a") as f:
+                f.write(key + "\n")
         if any(f.startswith("tools/testing/selftests/migrc/") for f in touched):
             outdir = CHECK / "kbuild-y"
             _make(src, outdir, "headers", logname=f"patch-check-{i:02d}-hdr")
@@ -335,6 +368,7 @@ def check() -> int:
                    "refs/tags/upstream..HEAD"])
     log(f"the series applies with git am ({applied} commits) and every patch "
         f"builds with CONFIG_MIGRC=y and =n (the kernels of a patch that "
-        f"touches only NOT_BUILT files are those of the patch before) "
+        f"touches only NOT_BUILT files are those of the patch before; "
+        f"{earlier} built by an earlier run of the same tree) "
         f"({(time.monotonic() - t0) / 60:.1f} min)")
     return 0
