@@ -522,8 +522,9 @@ examples of the Rust core, and mypy over the harness itself.
     ("h12", "selftests/migrc: harness: the command line and parser tests", """
 The command line (tools/testing/migrc/migrc), and unit tests of the
 console and KTAP parser, the judge, the tree's claims and round trip,
-the per-architecture QEMU command lines and the event documentation
-check ('make unit', run by 'make test').
+the per-architecture QEMU command lines, the event documentation check
+and the safety rules the knob stage breaks ('make unit', run by 'make
+test').
 """),
     ("h13", "selftests/migrc: harness: tests of the benchmark statistics", """
 Unit tests of the benchmark's statistics, its shootdown attribution and

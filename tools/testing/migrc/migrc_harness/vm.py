@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .arches import ARCHES, NODES, VCPUS, Node
-from .common import BUILD, HARNESS, HarnessError, StrPath, log, run
+from .common import BUILD, HARNESS, REPO, HarnessError, StrPath, log, run
 
 GUEST = HARNESS / "guest"
 # Called with each console line worth showing live.
@@ -65,6 +65,15 @@ def qemu_args(kernel: StrPath, initrd: StrPath, append: str,
     return args
 
 
+BREAK_DEFS = REPO / "include/linux/migrc_break_defs.h"
+
+
+def break_rules(defs: str) -> list[str]:
+    """The debugfs names of the MIGRC_BREAK_RULE(NAME, name) lines of
+    migrc_break_defs.h: the safety rules, not the test aids."""
+    return re.findall(r"^MIGRC_BREAK_RULE\(\w+, (\w+)\)", defs, re.M)
+
+
 def build_initramfs(programs: Mapping[str, StrPath],
                     name: str = "initramfs",
                     files: dict[str, str] | None = None,
@@ -91,6 +100,9 @@ def build_initramfs(programs: Mapping[str, StrPath],
     for f in (GUEST / "stages").iterdir():
         shutil.copy2(f, root / "migrc/stages" / f.name)
         (root / "migrc/stages" / f.name).chmod(0o755)
+    # The rules the migrc-knobs stage breaks in turn, from the one list.
+    (root / "migrc/break-rules").write_text(
+        " ".join(break_rules(BREAK_DEFS.read_text())) + "\n")
     for prog, path in programs.items():
         shutil.copy2(path, root / "migrc/bin" / prog)
     for path, text in (files or {}).items():

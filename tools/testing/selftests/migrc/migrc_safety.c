@@ -289,9 +289,13 @@ static bool have_migrc(void)
 }
 
 /* Words of the break knob that are test aids, not safety rules. */
+#define MIGRC_BREAK_RULE(NAME, name)
+#define MIGRC_TEST_AID(NAME, name)	#name,
 static const char * const test_aids[] = {
-	"reuse_first", "hold_src", "numa_hold", "publish_hold",
+#include "../../../../include/linux/migrc_break_defs.h"
 };
+#undef MIGRC_BREAK_RULE
+#undef MIGRC_TEST_AID
 
 static bool is_test_aid(const char *word, size_t len)
 {

@@ -12,7 +12,9 @@ vmstat_sum() { awk -v p="$1" 'index($1, p) == 1 { s += $2 } END { print s + 0 }'
 # migrc-knobs). KNOB_TESTS pairs each rule (or rules joined by +, broken
 # together) with a test that must catch it.
 KNOB=/sys/kernel/debug/migrc/break
-KNOBS="alloc write dirty batched numa_ro unpublished"
+# The safety rules of include/linux/migrc_break_defs.h (the harness
+# writes them), not its test aids.
+KNOBS=$(cat /migrc/break-rules)
 KNOB_TESTS="alloc:reuse_leak alloc:kernel_reuse write:write_fault_reuse
 write:proc_mem_write write:vm_writev dirty:lost_write
 batched:range_race numa_ro:numa_scan_writable
