@@ -29,7 +29,7 @@ $U mm/page_alloc.c alloc 1026-1027=knobs 1944-1945=knobs 3049-3077=defer 3345-33
 $T mm/page_alloc.c < tilde/mm_page_alloc.c
 $U mm/migrate.c defer 1245-1247=shadow2 1491-1492=shadow
 $R mm/migrc_debug.c shadow 148-148=shadowmm 156-156=shadowmm 205-207=shadowmm 386-427=shadowmm 456-469=shadowmm 50-50=shadow2 61-61=shadow2 483-561=shadow2
-$R tools/testing/selftests/migrc/migrc_safety.c st1 125-130=st2 210-240=st2 379-385=st2 514-534=st2 386-403=st4 662-1193=st2 1194-1603=st3 1604-1880=st4 1881-$(( $(git -C ../../build/linux cat-file blob final:tools/testing/selftests/migrc/migrc_safety.c | wc -l) - 2 ))=st5
+$R tools/testing/selftests/migrc/migrc_safety.c st1 125-130=st2 210-240=st2 382-388=st2 517-537=st2 389-406=st4 665-1196=st2 1197-1606=st3 1607-1883=st4 1884-$(( $(git -C ../../build/linux cat-file blob final:tools/testing/selftests/migrc/migrc_safety.c | wc -l) - 2 ))=st5
 $R Documentation/mm/migrc.rst doc1 620-1221=doc2
 $U mm/Kconfig events 714-714=knobs 715-715=shadow 716-716=knobs 717-718=shadow 719-719=knobs 720-735=shadow 736-736=knobs 737-748=gen
 $T mm/Kconfig < tilde/mm_Kconfig

@@ -288,21 +288,24 @@ static bool have_migrc(void)
 	return c == '1';
 }
 
-/* Words of the break knob that are test aids, not safety rules. */
-#define MIGRC_BREAK_RULE(NAME, name)
-#define MIGRC_TEST_AID(NAME, name)	#name,
-static const char * const test_aids[] = {
+/* The words of the break knob, from the kernel's list of them. */
+static const struct {
+	const char *word;
+	bool test_aid;	/* widens a window, breaks no safety rule */
+} knob_words[] = {
+#define MIGRC_BREAK_RULE(NAME, name)	{ #name, false },
+#define MIGRC_TEST_AID(NAME, name)	{ #name, true },
 #include "../../../../include/linux/migrc_break_defs.h"
-};
 #undef MIGRC_BREAK_RULE
 #undef MIGRC_TEST_AID
+};
 
 static bool is_test_aid(const char *word, size_t len)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(test_aids); i++)
-		if (strlen(test_aids[i]) == len &&
-		    !strncmp(word, test_aids[i], len))
-			return true;
+	for (size_t i = 0; i < ARRAY_SIZE(knob_words); i++)
+		if (strlen(knob_words[i].word) == len &&
+		    !strncmp(word, knob_words[i].word, len))
+			return knob_words[i].test_aid;
 	return false;
 }
 
