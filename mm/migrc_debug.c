@@ -147,6 +147,7 @@ enum migrc_debug_what {
 	MIGRC_DEBUG_WRITABLE,
 	MIGRC_DEBUG_BATCHED,
 	MIGRC_DEBUG_WRITTEN,
+	MIGRC_DEBUG_FILE_CHANGE,
 };
 
 static const char * const migrc_debug_text[] = {
@@ -155,6 +156,7 @@ static const char * const migrc_debug_text[] = {
 	[MIGRC_DEBUG_WRITABLE] = "was deferred with a writable PTE",
 	[MIGRC_DEBUG_BATCHED] = "was unmapped and its mm changed",
 	[MIGRC_DEBUG_WRITTEN] = "was written after its migration copied it",
+	[MIGRC_DEBUG_FILE_CHANGE] = "changes in the page cache (a copy of its data)",
 };
 
 /*
@@ -357,20 +359,15 @@ void migrc_debug_discard(struct page *page, unsigned int order)
 	rcu_read_unlock();
 }
 
-/**
- * migrc_debug_write - a PTE of @page is about to become writable in place
- * @page: the page (may be NULL)
- */
-void migrc_debug_write(struct page *page)
+/* The data of @page may change: no CPU may still read an older copy. */
+static void migrc_debug_check_copy(struct page *page,
+				   enum migrc_debug_what what)
 {
-	struct page_ext *ext;
+	struct page_ext *ext = page_ext_get(page);
 	struct migrc_mark *m;
 	u64 stamp;
 	int cpu;
 
-	if (!page)
-		return;
-	ext = page_ext_get(page);
 	if (!ext)
 		return;
 	m = migrc_mark_of(ext);
@@ -378,9 +375,35 @@ void migrc_debug_write(struct page *page)
 	stamp = smp_load_acquire(&m->copy_stamp);
 	cpu = migrc_mark_stale_cpu(stamp, READ_ONCE(m->copy_cpus));
 	if (cpu >= 0)
-		migrc_debug_report(MIGRC_DEBUG_WRITE, page_to_pfn(page), stamp,
-				   cpu);
+		migrc_debug_report(what, page_to_pfn(page), stamp, cpu);
 	page_ext_put(ext);
+}
+
+/**
+ * migrc_debug_write - a PTE of @page is about to become writable in place
+ * @page: the page (may be NULL)
+ */
+void migrc_debug_write(struct page *page)
+{
+	if (page)
+		migrc_debug_check_copy(page, MIGRC_DEBUG_WRITE);
+}
+
+/**
+ * migrc_debug_file_change - the data of a page-cache folio may change
+ * @folio: the folio, locked or mapped by a PTE the caller is making writable
+ *
+ * Called where write(2) and its relatives, a truncation or a writable
+ * mapping may change the page cache in place (mm/migrc_file.c must have
+ * flushed for the writer before).
+ */
+void migrc_debug_file_change(struct folio *folio)
+{
+	long i, nr = folio_nr_pages(folio);
+
+	for (i = 0; i < nr; i++)
+		migrc_debug_check_copy(folio_page(folio, i),
+				       MIGRC_DEBUG_FILE_CHANGE);
 }
 
 struct migrc_mm_check {

@@ -26,6 +26,7 @@
 #include <linux/percpu.h>
 #include <linux/pgtable.h>
 
+struct address_space;
 struct cpumask;
 struct arch_tlbflush_unmap_batch;
 
@@ -116,6 +117,7 @@ void migrc_debug_leave(struct page *page, unsigned int order);
 void migrc_debug_copy(struct folio *src, struct folio *dst);
 void migrc_debug_discard(struct page *page, unsigned int order);
 void migrc_debug_write(struct page *page);
+void migrc_debug_file_change(struct folio *folio);
 void migrc_debug_mm_flushed(struct mm_struct *mm, u64 sampled);
 void migrc_debug_record(u64 sampled);
 void migrc_debug_flushed_cpus(const struct cpumask *mask, u64 sampled);
@@ -150,6 +152,7 @@ static inline void migrc_debug_copy(struct folio *src, struct folio *dst) { }
 static inline void migrc_debug_discard(struct page *page,
 				       unsigned int order) { }
 static inline void migrc_debug_write(struct page *page) { }
+static inline void migrc_debug_file_change(struct folio *folio) { }
 static inline void migrc_debug_mm_flushed(struct mm_struct *mm, u64 sampled) { }
 static inline void migrc_debug_record(u64 sampled) { }
 static inline void migrc_debug_flushed_cpus(const struct cpumask *mask,
@@ -223,6 +226,11 @@ bool migrc_defer_forbidden(void);
 void migrc_kick_flush(void);
 const struct cpumask *migrc_arch_batch_cpus(struct arch_tlbflush_unmap_batch *b);
 void migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *b);
+
+/* Page-cache folios: mm/migrc_file.c (a writer's hook is in <linux/fs.h>). */
+bool migrc_file_deferrable(struct folio *src, enum migrc_event *refused);
+void migrc_file_deferred(struct address_space *mapping, u64 gen, long nr);
+void migrc_file_partial_truncate(struct address_space *mapping);
 
 /**
  * migrc_sample_flush - sample the latest generation before a flush
@@ -488,6 +496,7 @@ static inline bool migrc_mm_maybe_stale(struct mm_struct *mm)
 }
 
 static inline void migrc_numa_scan_end(void) { }
+static inline void migrc_file_partial_truncate(struct address_space *mapping) { }
 
 #endif /* CONFIG_MIGRC */
 

@@ -18,3 +18,6 @@ MIGRC_BREAK_RULE(NUMA_RO, numa_ro)	/* every NUMA scan read-only */
 MIGRC_TEST_AID(NUMA_HOLD, numa_hold)	/* scans sleep before the flush */
 MIGRC_BREAK_RULE(UNPUBLISHED, unpublished) /* unpublished batches unseen */
 MIGRC_TEST_AID(PUBLISH_HOLD, publish_hold) /* sleep before publication */
+MIGRC_BREAK_RULE(FILE_OPEN, file_open)	/* a file's new writer: no flush */
+MIGRC_BREAK_RULE(FILE_WRITERS, file_writers) /* a file's writers unseen */
+MIGRC_BREAK_RULE(FILE_TRUNC, file_trunc) /* partial truncation: no flush */

@@ -30,6 +30,8 @@ MIGRC_EVENT(FORCED_SRC_BUSY, "forced_src_busy")		/* a source still used */
 MIGRC_EVENT(FORCED_RANGE, "forced_range")		/* offlining, reporting */
 MIGRC_EVENT(FORCED_MM, "forced_mm")			/* an mm's PTEs change */
 MIGRC_EVENT(FORCED_UNPUBLISHED, "forced_unpublished")	/* ... before publication */
+MIGRC_EVENT(FORCED_FILE, "forced_file")			/* a file got a writer */
+MIGRC_EVENT(FORCED_FILE_RACE, "forced_file_race")	/* ... as it migrated */
 MIGRC_EVENT(ALLOC_WAITS, "alloc_waits")			/* a page left, flush due */
 MIGRC_EVENT(ATOMIC_SKIPS, "atomic_skips")		/* atomic alloc skipped one */
 
@@ -41,12 +43,18 @@ MIGRC_EVENT(DECLINED_DEBUG, "declined_debug")		/* freeing touches pages */
 MIGRC_EVENT(UNSAFE_ALLOC, "unsafe_alloc")		/* see migrc_page_flush() */
 MIGRC_EVENT(DEBUG_STALE, "debug_stale")			/* MIGRC_DEBUG found one */
 
+/* Page-cache pages whose flush was deferred, by kind. */
+MIGRC_EVENT(DEFERRED_FILE, "deferred_file")		/* pages */
+MIGRC_EVENT(DEFERRED_SHMEM, "deferred_shmem")		/* pages */
+
 /* Migrations run inside another: their scope does not own the batch. */
 MIGRC_EVENT(NESTED, "nested")
 
 /* Migrations whose flush was not deferred, by reason. */
 MIGRC_EVENT(REFUSED_NESTED, "refused_nested")		/* pages */
-MIGRC_EVENT(REFUSED_FILE, "refused_file")		/* pages: not anon */
+MIGRC_EVENT(REFUSED_FILE, "refused_file")		/* pages: no regular file */
+MIGRC_EVENT(REFUSED_FILE_FS, "refused_file_fs")		/* pages: fs not covered */
+MIGRC_EVENT(REFUSED_FILE_WRITER, "refused_file_writer") /* pages: file has a writer */
 MIGRC_EVENT(REFUSED_LARGE, "refused_large")		/* pages: hugetlb, PMD */
 MIGRC_EVENT(REFUSED_REASON, "refused_reason")		/* pages: MR_* */
 MIGRC_EVENT(REFUSED_WRITABLE, "refused_writable")	/* PTEs */

@@ -12,14 +12,17 @@
  *                              between nodes 0 and 1 with migrate_pages()
  *                              (the migratepages ping-pong); ops = words
  *                              read
- *   tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT [ro]
+ *   tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT [ro|file]
  *                              a region larger than node 0, written once,
  *                              then looked up at random by a thread per
  *                              CPU inside a window of WINDOW_MIB that
  *                              slides round the region every SWEEP
  *                              lookups; WPCT percent of the lookups
  *                              write; "ro" makes the region read-only
- *                              after the fill. One sweep of warm-up, then
+ *                              after the fill; "file" maps it from a
+ *                              tmpfs file written and closed before
+ *                              (model weights), never written through
+ *                              the mapping. One sweep of warm-up, then
  *                              $BENCH_MARK runs, then LOOKUPS are timed;
  *                              ops = lookups
  *   demote-ro MIB HOT_MIB ROUNDS
@@ -76,6 +79,49 @@ static char *map_region(size_t len)
 		exit(2);
 	}
 	/* Base pages: PMD-mapped THPs are flushed differently. */
+	madvise(m, len, MADV_NOHUGEPAGE);
+	return m;
+}
+
+/*
+ * tiering-file: a file of @len holding the same data as the anonymous
+ * region, written and closed, then opened read-only: nobody holds it open
+ * for writing, as model weights loaded from a file. The mapping is
+ * MAP_PRIVATE and writable (never written): NUMA balancing does not scan
+ * read-only file mappings.
+ */
+#define BENCH_FILE	"/tmp/bench-weights"
+
+static char *map_file_region(size_t len)
+{
+	char *buf = malloc(psize), *m;
+	int fd = open(BENCH_FILE, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || !buf) {
+		perror(BENCH_FILE);
+		exit(2);
+	}
+	for (size_t i = 0; i < len; i += psize) {
+		memset(buf, (int)(i / psize), psize);
+		if (pwrite(fd, buf, psize, i) != (ssize_t)psize) {
+			perror(BENCH_FILE);
+			exit(2);
+		}
+	}
+	close(fd);
+	free(buf);
+	fd = open(BENCH_FILE, O_RDONLY);
+	m = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED) {
+		perror(BENCH_FILE);
+		exit(2);
+	}
+	/*
+	 * The mapping keeps the file. It stays linked until the end: MIGRC
+	 * treats an unlinked shmem file as one the kernel writes itself.
+	 */
+	close(fd);
 	madvise(m, len, MADV_NOHUGEPAGE);
 	return m;
 }
@@ -221,15 +267,23 @@ static void measure_mark(void)
 		fprintf(stderr, "BENCH_MARK failed: %s\n", cmd);
 }
 
+enum tiering_region { TIERING_ANON, TIERING_RO, TIERING_FILE };
+
+static const char * const tiering_names[] = {
+	[TIERING_ANON] = "tiering", [TIERING_RO] = "tiering-ro",
+	[TIERING_FILE] = "tiering-file",
+};
+
 static int run_tiering(size_t mib, size_t window_mib,
 		       unsigned long long lookups, unsigned long long sweep,
-		       unsigned int wpct, int read_only)
+		       unsigned int wpct, enum tiering_region kind)
 {
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), n;
 	struct worker w[MAX_THREADS];
 	size_t len = mib << 20;
 	unsigned long long ops = 0;
-	char *mem = map_region(len);
+	char *mem = kind == TIERING_FILE ? map_file_region(len) :
+					   map_region(len);
 	struct tiering t;
 	char more[96];
 	double t0, secs;
@@ -246,10 +300,10 @@ static int run_tiering(size_t mib, size_t window_mib,
 	}
 	pthread_barrier_init(&t.measure, NULL, n + 1);
 	/* Written once, like lookup tables built at start-up. */
-	for (size_t i = 0; i < len; i += psize)
+	for (size_t i = 0; kind != TIERING_FILE && i < len; i += psize)
 		memset(mem + i, (int)(i / psize), psize);
 	/* tiering-ro: read-mostly from here on, as a table once built. */
-	if (read_only && mprotect(mem, len, PROT_READ)) {
+	if (kind == TIERING_RO && mprotect(mem, len, PROT_READ)) {
 		perror("mprotect");
 		return 2;
 	}
@@ -269,8 +323,10 @@ static int run_tiering(size_t mib, size_t window_mib,
 	secs = now() - t0;
 	snprintf(more, sizeof(more), "threads=%d window_mib=%zu sweeps=%.2f write_pct=%u",
 		 n, window_mib, (double)t.todo / t.per_sweep, wpct);
-	report(read_only ? "tiering-ro" : wpct ? "tiering-write" : "tiering",
-	       ops, secs, more);
+	report(kind == TIERING_ANON && wpct ? "tiering-write" :
+	       tiering_names[kind], ops, secs, more);
+	if (kind == TIERING_FILE)
+		unlink(BENCH_FILE);
 	return 0;
 }
 
@@ -482,7 +538,10 @@ int main(int argc, char **argv)
 			       strtoul(argv[3], NULL, 0),
 			       strtoull(argv[4], NULL, 0),
 			       strtoull(argv[5], NULL, 0), atoi(argv[6]),
-			       argc >= 8 && !strcmp(argv[7], "ro"));
+			       argc < 8 ? TIERING_ANON :
+			       !strcmp(argv[7], "ro") ? TIERING_RO :
+			       !strcmp(argv[7], "file") ? TIERING_FILE :
+			       TIERING_ANON);
 	if (argc >= 5 && !strcmp(argv[1], "demote-ro"))
 		return demote_ro(strtoul(argv[2], NULL, 0),
 				 strtoul(argv[3], NULL, 0), atoi(argv[4]));
@@ -500,7 +559,7 @@ int main(int argc, char **argv)
 				  strtoull(argv[3], NULL, 0));
 	fprintf(stderr, "usage: %s SCENARIO ARGS...\n%s", argv[0],
 		"  migrate MIB ROUNDS\n"
-		"  tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT [ro]\n"
+		"  tiering MIB WINDOW_MIB LOOKUPS SWEEP WPCT [ro|file]\n"
 		"  demote-ro MIB HOT_MIB ROUNDS\n"
 		"  alloc|fault|unmap MIB ROUNDS\n"
 		"  write MIB COUNT\n");

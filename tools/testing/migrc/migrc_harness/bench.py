@@ -29,7 +29,8 @@ Step = tuple[int, str, list[str]]
 
 # The default run: the migration workloads, 3 repetitions, one boot per
 # kernel and repetition running them all.
-SCENARIOS = ["migrate", "tiering", "tiering-ro", "tiering-write", "demote-ro"]
+SCENARIOS = ["migrate", "tiering", "tiering-ro", "tiering-write", "demote-ro",
+             "tiering-file"]
 # MICRO=1: the paths MIGRC must not slow down, each in its own boot, 10 + 10
 # alternating boots; the verdict is a 95% confidence interval of the ratio.
 MICRO = ["alloc-path", "fault-path", "munmap-path", "write-path"]

@@ -31,6 +31,8 @@ DEB_PACKAGES = [
     "python3-ply", "python3-sphinx", "python3-yaml",
     # VM and its userspace: busybox, static libc and libnuma for selftests.
     "qemu-system-x86", "busybox-static", "libc6-dev", "libnuma-dev", "gcc",
+    # mkfs.ext4 for the guest's ext4 image (/mnt/ext4).
+    "e2fsprogs",
     # The chart of 'make bench' (build/bench/results.png).
     "python3-matplotlib",
     # The harness's type checks ('make lint').

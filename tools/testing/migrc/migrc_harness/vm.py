@@ -74,6 +74,18 @@ def break_rules(defs: str) -> list[str]:
     return re.findall(r"^MIGRC_BREAK_RULE\(\w+, (\w+)\)", defs, re.M)
 
 
+# The ext4 file system the guest mounts on a loop device at /mnt/ext4, for
+# the file-backed safety tests (one 4 MiB file at a time).
+EXT4_IMAGE_MB = 16
+
+
+def make_ext4_image(path: Path) -> None:
+    """An empty ext4 file system in @path (sparse; gzip keeps it small)."""
+    mkfs = shutil.which("mkfs.ext4") or "/usr/sbin/mkfs.ext4"
+    run([mkfs, "-q", "-F", "-b", "4096", "-E", "root_owner=0:0", str(path),
+         f"{EXT4_IMAGE_MB}M"], quiet=True)
+
+
 def build_initramfs(programs: Mapping[str, StrPath],
                     name: str = "initramfs",
                     files: dict[str, str] | None = None,
@@ -103,6 +115,7 @@ def build_initramfs(programs: Mapping[str, StrPath],
     # The rules the migrc-knobs stage breaks in turn, from the one list.
     (root / "migrc/break-rules").write_text(
         " ".join(break_rules(BREAK_DEFS.read_text())) + "\n")
+    make_ext4_image(root / "migrc/ext4.img")
     for prog, path in programs.items():
         shutil.copy2(path, root / "migrc/bin" / prog)
     for path, text in (files or {}).items():
