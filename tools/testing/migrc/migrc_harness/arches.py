@@ -80,7 +80,7 @@ ARCHES = {
         # gigantic_reuse (TEST_NODES). With KASLR the kernel image lands in
         # that range now and then.
         test_append="nokaslr hugepagesz=1G hugepages=1:1",
-        test_nodes=TEST_NODES, test_timeout=1200, host_userspace=True,
+        test_nodes=TEST_NODES, test_timeout=1500, host_userspace=True,
         full_lint=True, nomigrc_run=True),
     "arm64": Arch(
         name="arm64", image="arch/arm64/boot/Image",
