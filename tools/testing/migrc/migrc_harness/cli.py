@@ -52,8 +52,12 @@ def main(argv: list[str] | None = None) -> int:
                    "tables from results/")
     sub.add_parser("patches", help="export the series with a cover letter "
                    "into build/patches")
-    sub.add_parser("check-patches", help="checkpatch --strict, git am on "
-                   "pristine upstream, build every patch with MIGRC=y and =n")
+    c = sub.add_parser("check-patches", help="checkpatch --strict, git am "
+                       "on pristine upstream, build every patch with "
+                       "MIGRC=y and =n")
+    c.add_argument("--from", dest="first", type=int, default=1,
+                   help="build from this patch on (the ones before are "
+                   "checked and applied, not built)")
     sub.add_parser("check-harness", help="show that a failing test, a "
                    "kernel WARN and a hung guest each fail the run")
     args = ap.parse_args(argv)
@@ -90,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "patches":
             patches.export()
         elif args.cmd == "check-patches":
-            return patches.check()
+            return patches.check(args.first)
         elif args.cmd == "check-harness":
             return runner.check_harness()
     except HarnessError as e:

@@ -39,9 +39,12 @@ GUEST_LINE = re.compile(r"migrc-guest: (\w+)\s*(.*)$")
 
 
 def qemu_args(kernel: StrPath, initrd: StrPath, append: str,
-              arch: str = "x86_64", nodes: list[Node] = NODES) -> list[str]:
+              arch: str = "x86_64", nodes: list[Node] = NODES,
+              clock: tuple[str, ...] = ()) -> list[str]:
+    """QEMU's command line; @clock: options of the guest's clock (the
+    micro benchmarks' ICOUNT_CLOCK), none for the host's."""
     a = ARCHES[arch]
-    args = list(a.qemu) + ["-smp", str(VCPUS),
+    args = list(a.qemu) + list(clock) + ["-smp", str(VCPUS),
                       "-m", f"{sum(n[0] for n in nodes)}M",
                       "-nographic", "-no-reboot", "-monitor", "none",
                       "-kernel", str(kernel), "-initrd", str(initrd),
@@ -178,23 +181,25 @@ BOOT_SILENCE = 240
 
 def boot(kernel: StrPath, initrd: StrPath, plan: list[str], timeout: int,
          logfile: StrPath, extra_append: str = "", echo: Echo | None = None,
-         arch: str = "x86_64", nodes: list[Node] = NODES) -> GuestRun:
+         arch: str = "x86_64", nodes: list[Node] = NODES,
+         clock: tuple[str, ...] = ()) -> GuestRun:
     """Boot the VM, run the plan's stages, return a GuestRun.
 
-    echo(line) is called for each console line worth showing live.
+    echo(line) is called for each console line worth showing live; clock:
+    see qemu_args().
     """
     silence = max(BOOT_SILENCE, timeout // 5)
     stalled = Path(f"{logfile}.stalled")
     stalled.unlink(missing_ok=True)
     r = _boot_once(kernel, initrd, plan, timeout, logfile, extra_append,
-                   echo, arch, nodes, silence)
+                   echo, arch, nodes, silence, clock)
     if not r.stalled or r.reports:
         return r
     log(f"the boot printed nothing for {silence}s before userspace "
         f"started: booting again (console kept in {stalled})")
     Path(logfile).replace(stalled)
     r = _boot_once(kernel, initrd, plan, timeout, logfile, extra_append,
-                   echo, arch, nodes, silence)
+                   echo, arch, nodes, silence, clock)
     r.rebooted = True
     return r
 
@@ -202,10 +207,10 @@ def boot(kernel: StrPath, initrd: StrPath, plan: list[str], timeout: int,
 def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
                timeout: int, logfile: StrPath, extra_append: str,
                echo: Echo | None, arch: str, nodes: list[Node],
-               silence: int) -> GuestRun:
+               silence: int, clock: tuple[str, ...]) -> GuestRun:
     append = (f"console={ARCHES[arch].console},115200 panic=-1 loglevel=7 "
               f"harness.plan={','.join(plan)} {extra_append}").strip()
-    args = qemu_args(kernel, initrd, append, arch, nodes)
+    args = qemu_args(kernel, initrd, append, arch, nodes, clock)
     log(f"booting {Path(kernel).parent.parent.parent.parent.name} with "
         f"stages {','.join(plan) or '(none)'} (timeout {timeout}s)")
     r = GuestRun()

@@ -5,7 +5,7 @@ shows here first."""
 
 import unittest
 
-from migrc_harness import arches, vm
+from migrc_harness import arches, bench, vm
 
 X86 = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "pc,hmat=on",
        "-cpu", "max,la57=off"]
@@ -41,6 +41,13 @@ class QemuArgs(unittest.TestCase):
                             arches.ARCHES["x86_64"].test_nodes)
         self.assertIn("memory-backend-ram,id=m1,size=1792M", args)
         self.assertIn("2304M", args)
+
+    def test_micro_boots_count_instructions(self):
+        args = vm.qemu_args("K", "I", "A", "x86_64",
+                            clock=bench.ICOUNT_CLOCK)
+        self.assertEqual(args[:len(X86) + 2],
+                         X86 + ["-icount", "shift=0,sleep=off"])
+        self.assertNotIn("-icount", vm.qemu_args("K", "I", "A", "x86_64"))
 
 
 class Plans(unittest.TestCase):
