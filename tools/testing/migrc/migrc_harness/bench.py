@@ -446,8 +446,8 @@ def _chart(doc: Doc) -> None:
                           f"{mig['median'][metric]:,.4g}")
         bars = ax.bar(xs, meds, 0.6, yerr=[lo, hi], capsize=3,
                       color=["tab:green" if (m < 100) ==
-                             (metric == "tlb_shootdowns") else "tab:red"
-                             for m in meds])
+                             (panel_metric == "tlb_shootdowns")
+                             else "tab:red" for m in meds])
         if panel_metric == "tlb_shootdowns":
             ax.bar_label(bars, labels, fontsize=7, padding=2)
         ax.axhline(100, color="black", linewidth=0.8)
