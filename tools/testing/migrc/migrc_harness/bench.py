@@ -290,8 +290,9 @@ def bench(quick: bool = False, reps: int | None = None,
         doc["append"] = append
     out = OUT / ("results-micro.json" if micro else "results.json")
     if micro:
-        doc["clock"] = " ".join(ICOUNT_CLOCK)
-        doc["ratios"] = {sc: ratio_ci(per) for sc, per in results.items()
+        clock = {"clock": " ".join(ICOUNT_CLOCK)}
+        doc["ratios"] = {sc: ratio_ci(per) | clock
+                         for sc, per in results.items()
                          if all(per.get(k) for k in KERNELS)}
         out.write_text(json.dumps(doc, indent=1) + "\n")
         _ratio_table(doc)

@@ -41,10 +41,16 @@ class Tables(unittest.TestCase):
             "alloc-path": {"vanilla_median": 100.0, "migrc_median": 97.0,
                            "ratio_mean": 0.97, "ci95": [0.96, 0.98]},
             "write-path": {"vanilla_median": 100.0, "migrc_median": 100.0,
-                           "ratio_mean": 1.0, "ci95": [0.99, 1.01]}}}
+                           "ratio_mean": 1.0, "ci95": [0.995, 1.01],
+                           "clock": "-icount shift=0,sleep=off"},
+            "fault-path": {"vanilla_median": 100.0, "migrc_median": 100.0,
+                           "ratio_mean": 1.0, "ci95": [0.97, 1.03]}}}
         rows = report.micro_table(doc)
-        self.assertTrue(rows[2].endswith("| slower |"))
-        self.assertTrue(rows[3].endswith("| no difference shown |"))
+        self.assertTrue(rows[2].endswith("| slower | wall clock | not shown |"))
+        self.assertTrue(rows[3].endswith(
+            "| no difference shown | instructions | shown |"))
+        self.assertTrue(rows[4].endswith(
+            "| no difference shown | wall clock | not shown |"))
 
 
 if __name__ == "__main__":
