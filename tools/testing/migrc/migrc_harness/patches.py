@@ -338,7 +338,9 @@ def check(first: int = 1) -> int:
             f"({time.monotonic() - t0:.0f}s so far)")
         has_kconfig = "config MIGRC\n" in (src / "mm/Kconfig").read_text()
         built = [f for f in touched if not f.startswith(NOT_BUILT)]
-        if not built and i > 1:
+        if i < first:
+            log(f"  applied, not built (FROM={first})")
+        elif not built and i > 1:
             log("  touches nothing a kernel build reads: the kernels of "
                 "the patch before stand")
         build_now = i >= first and (bool(built) or i == first)
