@@ -45,7 +45,8 @@ class Arch:
     test_append: str
     # The NUMA nodes of a test kernel's VM.
     test_nodes: list[Node]
-    # Seconds a test boot may take.
+    # Seconds a test boot may take: about three times an unloaded boot
+    # (a busy host slows TCG); a hang ends it sooner (vm.STAGE_SILENCE).
     test_timeout: int
     # The host's libnuma and the upstream mm selftests (mm-migration,
     # mm-selftests) can be built for it.
@@ -80,7 +81,7 @@ ARCHES = {
         # gigantic_reuse (TEST_NODES). With KASLR the kernel image lands in
         # that range now and then.
         test_append="nokaslr hugepagesz=1G hugepages=1:1",
-        test_nodes=TEST_NODES, test_timeout=1500, host_userspace=True,
+        test_nodes=TEST_NODES, test_timeout=3000, host_userspace=True,
         full_lint=True, nomigrc_run=True),
     "arm64": Arch(
         name="arm64", image="arch/arm64/boot/Image",
@@ -91,7 +92,7 @@ ARCHES = {
         console="ttyAMA0", busybox=hostsetup.ARM64_BUSYBOX,
         guest_cc="aarch64-linux-gnu-gcc", hmat=False, plan=ARM64_PLAN,
         test_append="", test_nodes=NODES,
-        test_timeout=2400,      # TCG emulates arm64 more slowly
+        test_timeout=4800,      # TCG emulates arm64 more slowly
         host_userspace=False, full_lint=False, nomigrc_run=False,
         host_setup=hostsetup.setup_arm64),
 }

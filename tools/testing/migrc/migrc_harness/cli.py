@@ -4,7 +4,7 @@
 import argparse
 
 from . import (arches, bench, hostsetup, kbuild, lint, patches, report,
-               runner, tree)
+               runner, shell, tree)
 from .common import HarnessError, die, ensure_build_dir, log
 
 
@@ -29,6 +29,19 @@ def main(argv: list[str] | None = None) -> int:
     te.add_argument("--arch", default="x86_64", choices=list(arches.ARCHES))
     te.add_argument("--stages", help="comma-separated guest stages to run "
                     "instead of the default plan ('' = KUnit only)")
+    ku = sub.add_parser("kunit", help="MIGRC's Rust KUnit suites with "
+                        "the kernel's kunit.py (a kernel of its own)")
+    ku.add_argument("--suite", help="only the suites (or suite.case) "
+                    "matching this glob, e.g. rust_migrc_gen")
+    ru = sub.add_parser("run", help="boot a kernel in the tiered test VM "
+                        "with a shell, or run one command")
+    ru.add_argument("--kernel", help="the kernel image (default: the "
+                    "flavor/variant's, built if needed)")
+    ru.add_argument("--cmd", help="a shell command to run in the guest, "
+                    "then power off (default: an interactive shell)")
+    ru.add_argument("--flavor", default="test", choices=kbuild.FLAVORS)
+    ru.add_argument("--variant", default="migrc", choices=kbuild.VARIANTS)
+    ru.add_argument("--arch", default="x86_64", choices=list(arches.ARCHES))
     be = sub.add_parser("bench", help="vanilla vs MIGRC on the tiered VM")
     be.add_argument("--quick", action="store_true")
     be.add_argument("--micro", action="store_true",
@@ -79,6 +92,12 @@ def main(argv: list[str] | None = None) -> int:
             return runner.test(probe=args.probe, timeout=args.timeout,
                                stages=stages, flavor=args.flavor,
                                variant=args.variant, arch=args.arch)
+        elif args.cmd == "kunit":
+            return runner.kunit_only(args.suite)
+        elif args.cmd == "run":
+            return shell.run_vm(kernel=args.kernel, cmd=args.cmd,
+                                flavor=args.flavor, variant=args.variant,
+                                arch=args.arch)
         elif args.cmd == "bench":
             return bench.bench(quick=args.quick, reps=args.reps,
                                workload=args.workload, args=args.args,

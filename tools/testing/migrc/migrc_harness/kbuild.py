@@ -51,6 +51,27 @@ def config_value(outdir: Path, sym: str) -> str | None:
     return None
 
 
+def config_lines(text: str) -> dict[str, str]:
+    """{CONFIG_X: value} of a config text ('n' for 'is not set')."""
+    have = {}
+    for line in text.splitlines():
+        m = re.match(r"(CONFIG_\w+)=(.*)", line.strip())
+        if m:
+            have[m.group(1)] = m.group(2)
+        m = re.match(r"# (CONFIG_\w+) is not set", line.strip())
+        if m:
+            have[m.group(1)] = "n"
+    return have
+
+
+def lost_options(wanted: str, config: str) -> list[str]:
+    """The options of the fragment wanted that .config text lost."""
+    have = config_lines(config)
+    return [f"{k}={v} (got {have.get(k, 'unset')})"
+            for k, v in config_lines(wanted).items()
+            if have.get(k, "n") != v]
+
+
 def make_env() -> dict[str, str]:
     return {"LIBCLANG_PATH": hostsetup.LLVM_LIB}
 
@@ -124,23 +145,7 @@ class Build:
 
     def check_config(self, wanted_text: str) -> None:
         """Fail if a fragment line did not survive Kconfig dependencies."""
-        have = {}
-        for line in (self.out / ".config").read_text().splitlines():
-            m = re.match(r"(CONFIG_\w+)=(.*)", line)
-            if m:
-                have[m.group(1)] = m.group(2)
-            m = re.match(r"# (CONFIG_\w+) is not set", line)
-            if m:
-                have[m.group(1)] = "n"
-        lost = []
-        for line in wanted_text.splitlines():
-            m = re.match(r"(CONFIG_\w+)=(.*)", line.strip())
-            if m and have.get(m.group(1), "n") != m.group(2):
-                lost.append(f"{line.strip()} (got "
-                            f"{have.get(m.group(1), 'unset')})")
-            m = re.match(r"# (CONFIG_\w+) is not set", line.strip())
-            if m and have.get(m.group(1), "n") != "n":
-                lost.append(line.strip())
+        lost = lost_options(wanted_text, (self.out / ".config").read_text())
         if lost:
             (self.out / ".migrc-config").unlink(missing_ok=True)
             raise HarnessError(

@@ -17,6 +17,9 @@
   event_docs  the /proc/vmstat table of Documentation/mm/migrc.rst lists
               exactly the events of include/linux/migrc_event_defs.h, in
               its order.
+  kselftest_config  'make defconfig kselftest-merge', as a developer
+              builds a kernel for the kselftests: every line of
+              tools/testing/selftests/migrc/config must survive it.
   compile_fail  every 'ignore,compile_fail,EXXXX' example in the docs of
               rust/kernel/mm/migrc (what safe code must not be able to do)
               is compiled against the built kernel crate, as the Rust
@@ -51,8 +54,8 @@ Findings = collections.Counter[tuple[str, str]]
 
 def run_all(build: Build, tally: Tally) -> None:
     # An architecture without full_lint (arm64) keeps clippy's record.
-    checks = (harness_tests, mypy, event_docs, rustfmt, clippy,
-              compile_fail, w1, kerneldoc, rustdoc, htmldocs) \
+    checks = (harness_tests, mypy, event_docs, kselftest_config, rustfmt,
+              clippy, compile_fail, w1, kerneldoc, rustdoc, htmldocs) \
         if ARCHES[build.arch].full_lint else \
         (harness_tests, mypy, event_docs, clippy, compile_fail)
     for check in checks:
@@ -128,6 +131,22 @@ def event_docs(build: Build | None) -> Check:
     if not details:
         details = [f"order differs from {EVENT_DEFS}"]
     return False, f"{EVENT_DOC} and {EVENT_DEFS} disagree", details
+
+
+def kselftest_config(build: Build) -> Check:
+    out = BUILD / "kbuild" / "kselftest-merge"
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = ["make", "-C", str(build.src), f"O={out}",
+           *kbuild.make_vars(build.arch)]
+    logfile = BUILD / "logs" / "kselftest-merge.log"
+    run(cmd + ["defconfig", "kselftest-merge"], env=kbuild.make_env(),
+        logfile=logfile, quiet=True)
+    frag = build.src / "tools/testing/selftests/migrc/config"
+    want = frag.read_text()
+    lost = kbuild.lost_options(want, (out / ".config").read_text())
+    return (not lost, f"{len(kbuild.config_lines(want))} options, "
+            f"{len(lost)} lost to "
+            f"'make defconfig kselftest-merge'", lost)
 
 
 def _logtext(name: str) -> str:

@@ -10,15 +10,20 @@ A run fails when any of these happens, and says which:
 The last line is 'N passed, N failed' (and ', N skipped').
 """
 
+import json
 import re
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import kbuild, lint, vm
+from . import kbuild, kunit, lint, tree, vm
 from .arches import ARCHES, NODES
-from .common import BUILD, HARNESS, REPO, StrPath, log, run
+from .common import BUILD, HARNESS, StrPath, log, run
+
+# Where 'make test' writes its verdicts (KTAP and JSON).
+RESULTS = BUILD / "results"
 
 # Upstream mm selftests run by the mm-selftests stage: {name: extra sources}.
 UPSTREAM_SELFTESTS: dict[str, list[str]] = {
@@ -73,13 +78,6 @@ def guest_programs(build: kbuild.Build) -> dict[str, Path]:
         # libnuma exists for the host's architecture only.
         compile_("migration", [mm / "migration.c"] + common, flags=flags,
                  libs=["-lnuma"] + libs)
-    # Our own kselftests are overlay files: a vanilla tree has none, so
-    # they are built from the repository there ("../kselftest_harness.h"
-    # then resolves through the upstream mm/ directory).
-    safety = "tools/testing/selftests/migrc/migrc_safety.c"
-    compile_("migrc_safety",
-             [src / safety if (src / safety).exists() else REPO / safety],
-             flags=flags + ["-iquote", str(mm)], libs=libs)
     # The peer suite MIGRC must pass unchanged (mm-selftests stage; only
     # where the host builds the upstream selftests, as mm-migration).
     for name, extra in (UPSTREAM_SELFTESTS.items()
@@ -87,6 +85,26 @@ def guest_programs(build: kbuild.Build) -> dict[str, Path]:
         compile_(name, [mm / f"{name}.c"] + [mm / e for e in extra] + common,
                  flags=flags, libs=libs)
     return progs
+
+
+def kselftests(build: kbuild.Build) -> Path:
+    """Build and install the MIGRC kselftest as a developer does
+    (make -C tools/testing/selftests TARGETS=migrc install), statically
+    for the busybox guest; return the install directory (run_kselftest.sh).
+
+    The suite is userspace: a vanilla kernel runs the one of the MIGRC tree,
+    built against its own headers.
+    """
+    if build.variant == "vanilla":
+        tree.materialize(allow_local=True)
+    dest = BUILD / "kselftest" / build.name
+    shutil.rmtree(dest, ignore_errors=True)
+    run(["make", "-C", str(tree.TREE / "tools/testing/selftests"),
+         "TARGETS=migrc", f"O={build.out}",
+         f"CC={ARCHES[build.arch].guest_cc}", "USERLDFLAGS=-static",
+         f"INSTALL_PATH={dest}", "install"], quiet=True,
+        logfile=BUILD / "logs" / f"kselftest-{build.name}.log")
+    return dest
 
 
 def parse_kunit(build: kbuild.Build, guest: vm.GuestRun) -> Any:
@@ -114,20 +132,65 @@ def parse_kunit(build: kbuild.Build, guest: vm.GuestRun) -> Any:
 
 
 class Tally:
-    """Verdicts of a run: counts, and what failed."""
+    """Verdicts of a run, one per test: KUnit case, lint check, guest stage
+    and what the judge found (a kernel report, a timeout)."""
 
     def __init__(self) -> None:
-        self.passed = self.failed = self.skipped = 0
-        self.failures: list[str] = []
+        # (name, verdict: pass|fail|skip, what to say of it)
+        self.results: list[tuple[str, str, str]] = []
+        # Prefixed to the names of what follows ('x86_64-test-migrc: ').
+        self.prefix = ""
 
-    def add(self, verdict: str, what: str) -> None:
-        if verdict == "pass":
-            self.passed += 1
-        elif verdict == "skip":
-            self.skipped += 1
-        else:
-            self.failed += 1
-            self.failures.append(what)
+    def add(self, verdict: str, what: str, name: str | None = None) -> None:
+        """Record one verdict; name defaults to what (its description)."""
+        self.results.append((self.prefix + (name or what), verdict, what))
+
+    def count(self, verdict: str) -> int:
+        return sum(1 for _, v, _ in self.results if v == verdict)
+
+    @property
+    def passed(self) -> int:
+        return self.count("pass")
+
+    @property
+    def failed(self) -> int:
+        return len(self.results) - self.passed - self.skipped
+
+    @property
+    def skipped(self) -> int:
+        return self.count("skip")
+
+    @property
+    def failures(self) -> list[str]:
+        return [what for _, v, what in self.results
+                if v not in ("pass", "skip")]
+
+    def ktap(self) -> str:
+        """The verdicts as KTAP, one test per line."""
+        lines = ["KTAP version 1", f"1..{len(self.results)}"]
+        for n, (name, verdict, what) in enumerate(self.results, 1):
+            ok = "not ok" if verdict not in ("pass", "skip") else "ok"
+            line = f"{ok} {n} {name}"
+            if verdict == "skip":
+                line += " # SKIP"
+            elif ok == "not ok" and what != name:
+                line += f" # {what}"
+            lines.append(line.replace("\n", " "))
+        return "\n".join(lines) + "\n"
+
+    def json(self) -> str:
+        return json.dumps({
+            "passed": self.passed, "failed": self.failed,
+            "skipped": self.skipped,
+            "results": [{"name": n, "result": v, "detail": w}
+                        for n, v, w in self.results]}, indent=1) + "\n"
+
+    def write(self, stem: str) -> None:
+        """build/results/STEM.ktap and STEM.json."""
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / f"{stem}.ktap").write_text(self.ktap())
+        (RESULTS / f"{stem}.json").write_text(self.json())
+        log(f"verdicts: {RESULTS / stem}.ktap, {RESULTS / stem}.json")
 
 
 def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
@@ -147,10 +210,8 @@ def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
         log(f"KUnit: {c.passed} passed, {c.failed} failed, {c.crashed} "
             f"crashed, {c.skipped} skipped in {len(test.subtests)} suites "
             f"({len(rust)} Rust suites)")
-        tally.passed += c.passed
-        tally.skipped += c.skipped
-        for t in _failed_cases(test):
-            tally.add("fail", f"KUnit: {t}")
+        for name, verdict in _kunit_cases(test):
+            tally.add(verdict, f"KUnit: {name}", name=f"kunit {name}")
         if not rust:
             tally.add("fail", "KUnit: no Rust KUnit suite ran")
         if build.variant == "migrc":
@@ -174,7 +235,9 @@ def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
         for line in shown[-60:]:
             print(f"    {line}")
     if guest.timed_out:
-        tally.add("fail", f"guest timed out after {guest.seconds:.0f}s")
+        tally.add("fail", f"guest timed out after {guest.seconds:.0f}s"
+                  + (f" (silent for {vm.STAGE_SILENCE}s)" if guest.silent
+                     else ""))
         print("--- last console lines before the timeout ---")
         print("\n".join(guest.console[-25:]))
     elif guest.init_line >= 0 and not guest.done:
@@ -192,17 +255,19 @@ def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
         print("--- kernel report ---\n" + "\n".join(ctx))
 
 
-def _failed_cases(test: Any, prefix: str = "") -> list[str]:
+def _kunit_cases(test: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """(suite.case, pass|fail|skip) of every KUnit case under test."""
     from kunit_parser import TestStatus
     name = f"{prefix}{test.name}"
     if not test.subtests:
-        if test.status in (TestStatus.FAILURE, TestStatus.TEST_CRASHED,
-                           TestStatus.FAILURE_TO_PARSE_TESTS):
-            return [name]
-        return []
+        if test.status == TestStatus.SUCCESS:
+            return [(name, "pass")]
+        if test.status in (TestStatus.SKIPPED, TestStatus.NO_TESTS):
+            return [(name, "skip")]
+        return [(name, "fail")]
     out = []
     for t in test.subtests:
-        out += _failed_cases(t, f"{name}." if test.name else "")
+        out += _kunit_cases(t, f"{name}." if test.name else "")
     return out
 
 
@@ -220,12 +285,30 @@ def test(probe: str | None = None, timeout: int | None = None,
     if setup:
         setup()
     run_one(build, tally, probe, timeout, stages)
-    if variant == "migrc" and stages is None and not probe and \
-            ARCHES[arch].nomigrc_run:
+    full = variant == "migrc" and stages is None and not probe
+    if full and arch == "x86_64":
+        kunit_verdicts(tally)
+    if full and ARCHES[arch].nomigrc_run:
         log("the same tree with CONFIG_MIGRC=n must behave as vanilla")
         run_one(kbuild.Build(flavor, "nomigrc"), tally, None, timeout,
                 NOMIGRC_PLAN, lint_too=False)
+    tally.write("test")
     return summarize(tally)
+
+
+def kunit_verdicts(tally: Tally, suite: str | None = None) -> None:
+    """MIGRC's Rust KUnit suites through kunit.py, into tally."""
+    log("MIGRC's KUnit suites with the kernel's kunit.py "
+        "(its own build: build/kunit)")
+    tally.prefix = "kunit.py: "
+    rc, found = kunit.kunit(suite)
+    for name, status in found:
+        verdict = {"PASS": "pass", "SKIP": "skip"}.get(status, "fail")
+        tally.add(verdict, f"kunit.py: {name}: {status}", name=name)
+    if not any(name.startswith("rust_migrc") for name, _ in found):
+        tally.add("fail", "kunit.py: no rust_migrc* case ran")
+    elif rc:
+        tally.add("fail", f"kunit.py exited with status {rc}")
 
 
 def migrc_event_names(src: StrPath) -> list[str]:
@@ -244,16 +327,13 @@ def run_one(build: kbuild.Build, tally: Tally, probe: str | None,
             lint_too: bool = True) -> None:
     """Build one kernel, boot it with a plan, add the verdicts to tally."""
     variant = build.variant
+    tally.prefix = f"{build.name}: "
     kernel = build.build()
     # The static checks belong to the full plan of the MIGRC kernel
     # ('make lint' runs them alone); on arm64, clippy's record only.
     if lint_too and not probe and stages is None and variant == "migrc":
         lint.run_all(build, tally)
-    progs = guest_programs(build)
-    # migrc-core checks /proc/vmstat against the tree's list of events.
-    events = "".join(f"{n}\n" for n in migrc_event_names(build.src))
-    initrd = vm.build_initramfs(progs, arch=build.arch,
-                                files={"/migrc/migrc-events": events})
+    initrd = test_initramfs(build)
     arch = ARCHES[build.arch]
     plan = list(arch.plan) if stages is None else list(stages)
     if variant != "migrc":
@@ -272,12 +352,32 @@ def run_one(build: kbuild.Build, tally: Tally, probe: str | None,
     judge(build, guest, plan, tally, require_kunit=not probe)
 
 
+def test_initramfs(build: kbuild.Build,
+                   files: dict[str, str] | None = None) -> Path:
+    """The test VM's initramfs for build: guest programs, the installed
+    kselftests (/kselftest) and the tree's list of MIGRC events."""
+    # migrc-core checks /proc/vmstat against the tree's list of events.
+    events = "".join(f"{n}\n" for n in migrc_event_names(build.src))
+    return vm.build_initramfs(
+        guest_programs(build), arch=build.arch,
+        files={"/migrc/migrc-events": events, **(files or {})},
+        trees={"/kselftest": kselftests(build)})
+
+
 def _boot_append(build: kbuild.Build, probe: str | None) -> str:
     """What a test boot adds to the command line: the probe's, and the
     test kernel's (see arches)."""
     return " ".join(filter(None, (
         PROBE_APPEND.get(probe or "", ""),
         ARCHES[build.arch].test_append if build.flavor == "test" else "")))
+
+
+def kunit_only(suite: str | None) -> int:
+    """'make kunit': kunit.py alone; verdicts in build/results/kunit.*."""
+    tally = Tally()
+    kunit_verdicts(tally, suite)
+    tally.write("kunit-verdicts")
+    return summarize(tally)
 
 
 def lint_only() -> int:

@@ -92,11 +92,13 @@ def make_ext4_image(path: Path) -> None:
 def build_initramfs(programs: Mapping[str, StrPath],
                     name: str = "initramfs",
                     files: dict[str, str] | None = None,
-                    arch: str = "x86_64") -> Path:
+                    arch: str = "x86_64",
+                    trees: dict[str, Path] | None = None) -> Path:
     """Assemble the initramfs: busybox, /init, stages and static programs.
 
     programs: {name in /migrc/bin: host path of a static binary}.
     files: {path in the guest: text}, more files to add.
+    trees: {directory in the guest: host directory to copy there}.
     """
     root = BUILD / name
     if root.exists():
@@ -123,6 +125,8 @@ def build_initramfs(programs: Mapping[str, StrPath],
         shutil.copy2(path, root / "migrc/bin" / prog)
     for path, text in (files or {}).items():
         (root / path.lstrip("/")).write_text(text)
+    for path, src in (trees or {}).items():
+        shutil.copytree(src, root / path.lstrip("/"), symlinks=True)
     cpio = BUILD / f"{name}.cpio.gz"
     listing = subprocess.run(["find", "."], cwd=root, capture_output=True,
                              text=True, check=True).stdout
@@ -149,6 +153,7 @@ class GuestRun:
     timed_out: bool = False
     stalled: bool = False   # silent before userspace: killed early
     rebooted: bool = False  # this is the second boot, after a stall
+    silent: bool = False    # killed: nothing printed for STAGE_SILENCE
     exit_code: int = 0
     seconds: float = 0.0
 
@@ -177,6 +182,11 @@ class GuestRun:
 # right after the lockdep banner): boot again, once, unless it reported
 # something first. The judge says so.
 BOOT_SILENCE = 240
+# A guest that prints nothing this long once userspace runs is hung: every
+# stage prints as it goes, and no test of the safety suite may run longer
+# than its own 300 s limit. The timeout of a whole boot is then generous
+# (a busy host slows TCG), while a hang still ends the boot early.
+STAGE_SILENCE = 600
 
 
 def boot(kernel: StrPath, initrd: StrPath, plan: list[str], timeout: int,
@@ -204,12 +214,17 @@ def boot(kernel: StrPath, initrd: StrPath, plan: list[str], timeout: int,
     return r
 
 
+def kernel_cmdline(plan: list[str], arch: str, extra: str = "") -> str:
+    """The guest kernel's command line: console, the stages /init runs."""
+    return (f"console={ARCHES[arch].console},115200 panic=-1 loglevel=7 "
+            f"harness.plan={','.join(plan)} {extra}").strip()
+
+
 def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
                timeout: int, logfile: StrPath, extra_append: str,
                echo: Echo | None, arch: str, nodes: list[Node],
                silence: int, clock: tuple[str, ...]) -> GuestRun:
-    append = (f"console={ARCHES[arch].console},115200 panic=-1 loglevel=7 "
-              f"harness.plan={','.join(plan)} {extra_append}").strip()
+    append = kernel_cmdline(plan, arch, extra_append)
     args = qemu_args(kernel, initrd, append, arch, nodes, clock)
     log(f"booting {Path(kernel).parent.parent.parent.parent.name} with "
         f"stages {','.join(plan) or '(none)'} (timeout {timeout}s)")
@@ -237,6 +252,10 @@ def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
                 break
             if r.init_line < 0 and now - heard > silence:
                 r.stalled = r.timed_out = True
+                p.kill()
+                break
+            if r.init_line >= 0 and now - heard > STAGE_SILENCE:
+                r.silent = r.timed_out = True
                 p.kill()
                 break
             if not sel.select(timeout=min(left, 1.0)):

@@ -19,8 +19,9 @@ class BreakRulesTest(unittest.TestCase):
         rules = vm.break_rules(vm.BREAK_DEFS.read_text())
         self.assertIn("alloc", rules)
         self.assertNotIn("hold_src", rules)
-        lib = (vm.GUEST / "stages/lib.sh").read_text()
-        m = re.search(r'^KNOB_TESTS="([^"]*)"', lib, re.M)
+        wrapper = (vm.REPO / "tools/testing/selftests/migrc/"
+                   "run_migrc_safety.sh").read_text()
+        m = re.search(r'^knob_tests="([^"]*)"', wrapper, re.M)
         self.assertIsNotNone(m)
         pairs = m.group(1).split() if m else []
         covered = {r for p in pairs for r in p.split(":")[0].split("+")}

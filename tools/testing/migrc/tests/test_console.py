@@ -4,10 +4,11 @@ the judge draws from a boot (migrc_harness.runner.judge)."""
 
 import contextlib
 import io
+import json
 import unittest
 from typing import Any, cast
 
-from migrc_harness import runner, vm
+from migrc_harness import kunit, runner, vm
 
 # A boot as the guest's /init prints it (guest/init), with kernel
 # timestamps and serial line ends.
@@ -118,6 +119,46 @@ class Judge(unittest.TestCase):
         t = judged(r, ["migrc-core"])
         self.assertTrue(any(f.startswith("guest timed out")
                             for f in t.failures), t.failures)
+
+
+class Verdicts(unittest.TestCase):
+    """What 'make test' writes under build/results: KTAP and JSON."""
+
+    def test_ktap_has_a_line_per_verdict(self):
+        t = judged(parse(BOOT + WARN), self.PLAN)
+        lines = t.ktap().splitlines()
+        self.assertEqual(lines[:2], ["KTAP version 1", "1..3"])
+        self.assertEqual(lines[2], "ok 1 stage migrc-core: pass (rc=0)")
+        self.assertEqual(lines[3], "not ok 2 stage migrc-safety: fail (rc=1)")
+        self.assertTrue(lines[4].startswith("not ok 3 kernel report: "))
+
+    def test_skips_and_names(self):
+        t = runner.Tally()
+        t.prefix = "k: "
+        t.add("skip", "KUnit: a.b", name="kunit a.b")
+        t.add("fail", "KUnit: a.c", name="kunit a.c")
+        self.assertEqual(t.ktap().splitlines()[2:],
+                         ["ok 1 k: kunit a.b # SKIP",
+                          "not ok 2 k: kunit a.c # KUnit: a.c"])
+        doc = json.loads(t.json())
+        self.assertEqual((doc["passed"], doc["failed"], doc["skipped"]),
+                         (0, 1, 1))
+        self.assertEqual(doc["results"][1],
+                         {"name": "k: kunit a.c", "result": "fail",
+                          "detail": "KUnit: a.c"})
+
+    PLAN = ["migrc-core", "migrc-safety"]
+
+
+class KunitJson(unittest.TestCase):
+    def test_cases_of_nested_groups(self):
+        doc = {"name": "", "test_cases": [], "sub_groups": [
+            {"name": "rust_migrc_gen", "sub_groups": [],
+             "test_cases": [{"name": "wraps", "status": "PASS"},
+                            {"name": "retires", "status": "FAIL"}]}]}
+        self.assertEqual(kunit.cases(doc),
+                         [("rust_migrc_gen.wraps", "PASS"),
+                          ("rust_migrc_gen.retires", "FAIL")])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+"""'make kunit': MIGRC's Rust KUnit suites through the kernel's own kunit.py.
+
+The command is what a kernel developer types in the materialized tree,
+plus what this machine needs: the toolchain as make options, and QEMU kept
+on TCG. kunit.py asks QEMU for '-accel kvm' first; KVM opens here but its
+guests hang, so /dev/kvm is hidden from kunit.py in a private mount
+namespace and QEMU falls back to TCG.
+"""
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+from . import tree
+from .common import BUILD, log, run
+from .kbuild import jobs, make_env, make_vars
+
+# The directory of rust/kernel/mm/migrc/.kunitconfig.
+KUNITCONFIG = "rust/kernel/mm/migrc"
+BUILD_DIR = BUILD / "kunit"
+JSON = BUILD / "results" / "kunit.json"
+SUMMARY = re.compile(r"=+ \[(PASSED|FAILED|SKIPPED|CRASHED)\] |Testing complete")
+# Hides /dev/kvm, then runs the command given after it.
+NO_KVM = ["unshare", "-m", "sh", "-c",
+          'mount --bind /dev/null /dev/kvm 2>/dev/null; exec "$@"', "no-kvm"]
+
+
+def command(suite: str | None = None) -> list[str]:
+    """kunit.py run for MIGRC's suites (or the suites matching suite)."""
+    cmd = ["./tools/testing/kunit/kunit.py", "run",
+           f"--kunitconfig={KUNITCONFIG}", "--arch", "x86_64",
+           f"--build_dir={BUILD_DIR}", f"--jobs={jobs()}",
+           "--qemu_args=-smp 4", f"--json={JSON}"]
+    for v in make_vars("x86_64"):
+        cmd += ["--make_options", v]
+    return cmd + ([suite] if suite else [])
+
+
+def cases(doc: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """(suite.case, PASS|FAIL|SKIP|ERROR) of every case in kunit.py's JSON."""
+    name = f"{prefix}{doc['name']}." if doc.get("name") else prefix
+    out = [(name + c["name"], c["status"]) for c in doc.get("test_cases", [])]
+    for g in doc.get("sub_groups", []):
+        out += cases(g, name)
+    return out
+
+
+def kunit(suite: str | None = None) -> tuple[int, list[tuple[str, str]]]:
+    """Run kunit.py; return its exit status and the cases it reported."""
+    tree.materialize(allow_local=True)
+    cmd = command(suite)
+    log("in build/linux: " + " ".join(shlex.quote(c) for c in cmd))
+    JSON.unlink(missing_ok=True)
+    JSON.parent.mkdir(parents=True, exist_ok=True)
+    logfile = BUILD / "logs" / "kunit.log"
+    p = run(NO_KVM + cmd, cwd=tree.TREE, env=make_env(), check=False,
+            quiet=True, logfile=logfile)
+    found = cases(json.loads(JSON.read_text())) if JSON.exists() else []
+    lines = Path(logfile).read_text(errors="replace").splitlines()
+    # kunit.py's own summary: a line per suite, and the totals.
+    for line in lines:
+        if SUMMARY.search(line):
+            print(f"    {line}")
+    if p.returncode:
+        print("\n".join(f"    {l}" for l in lines[-30:]))
+    log(f"kunit.py: exit {p.returncode}, {len(found)} cases "
+        f"(log: {logfile}, JSON: {JSON})")
+    return p.returncode, found

@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-2.0
+"""'make run': a kernel in the tiered test VM, with a shell or one command.
+
+The VM is the one 'make test' boots (same QEMU line, same initramfs: the
+guest programs under /migrc/bin, the stages, the installed kselftests under
+/kselftest), but /init runs no stage: it starts a shell on the serial
+console, or runs the command and powers the VM off.
+"""
+
+import shlex
+import subprocess
+from pathlib import Path
+
+from . import kbuild, runner, vm
+from .arches import ARCHES, NODES
+from .common import HarnessError, log
+
+
+def run_vm(kernel: str | None, cmd: str | None, flavor: str = "test",
+           variant: str = "migrc", arch: str = "x86_64") -> int:
+    """Boot; return the exit status of QEMU."""
+    build = kbuild.Build(flavor, variant, arch)
+    if kernel:
+        image = Path(kernel).resolve()
+        if not image.is_file():
+            raise HarnessError(f"no kernel image {image}")
+        # The guest programs still need a kernel's uapi headers.
+        if not (build.out / "usr/include").is_dir():
+            build.build()
+    else:
+        image = build.build()
+    initrd = runner.test_initramfs(
+        build, files={"/migrc/run-cmd": cmd + "\n"} if cmd else None)
+    a = ARCHES[arch]
+    append = vm.kernel_cmdline([], arch, " ".join(filter(None, (
+        a.test_append if flavor == "test" else "",
+        "" if cmd else "harness.shell"))))
+    args = vm.qemu_args(image, initrd, append, arch,
+                        a.test_nodes if flavor == "test" else NODES)
+    print("QEMU command line:\n" + " ".join(shlex.quote(x) for x in args),
+          flush=True)
+    log("booting " + ("to run: " + cmd if cmd else
+                      "with a shell (exit powers the VM off)"))
+    return subprocess.run(args, stdin=None if not cmd else
+                          subprocess.DEVNULL).returncode

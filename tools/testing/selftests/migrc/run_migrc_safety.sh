@@ -1,0 +1,178 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The MIGRC safety kselftest: set the machine up, run migrc_safety, then
+# show that the tests have teeth.
+#
+#   run_migrc_safety.sh            the whole suite, then the round trips
+#   run_migrc_safety.sh -t NAME    one case (any migrc_safety option), alone
+#   run_migrc_safety.sh --knobs    every safety rule against the whole suite
+#
+# Setup (undone on exit): NUMA balancing off (its scans flush and leave
+# read-only PTEs of their own); tmpfs at /dev/shm and ext4 on a loop device
+# at /mnt/ext4 for the page-cache tests, unless mounted already. The ext4
+# image is $MIGRC_EXT4_IMAGE if set, else made by mkfs.ext4, else by
+# busybox mke2fs (ext2 layout, mounted by the ext4 driver); it lives on a
+# tmpfs bound to node 1 where the tests migrate from.
+#
+# Round trips (CONFIG_MIGRC_DEBUG kernels, /sys/kernel/debug/migrc/break):
+# with each safety rule broken on purpose, the test that covers it must
+# fail, the shadow debug check (migrc_debug_stale) must report it, and the
+# test must pass again once the rule is restored.
+
+ksft_skip=4
+dir=$(cd "$(dirname "$0")" && pwd)
+safety=$dir/migrc_safety
+knob=/sys/kernel/debug/migrc/break
+tmp=$(mktemp -d /tmp/migrc_safety.XXXXXX) || exit 1
+
+# Each rule (or rules joined by +, broken together) and a test that must
+# catch it.
+knob_tests="alloc:reuse_leak alloc:kernel_reuse write:write_fault_reuse
+write:proc_mem_write write:vm_writev dirty:lost_write
+batched:range_race numa_ro:numa_scan_writable
+unpublished:window_munmap unpublished+write:window_mprotect
+file_open:file_write file_open:file_mmap_write_ext4 alloc:file_reuse
+file_writers:file_two_mappings file_writers:file_window
+file_trunc:memfd_sealed_truncate"
+
+skip() { echo "# SKIP: $*"; exit $ksft_skip; }
+fail() { echo "# FAIL: $*"; exit 1; }
+note() { echo "# $*"; }
+vmstat() {
+	awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' /proc/vmstat
+}
+knob_set() { [ -w $knob ] && echo "$*" > $knob; }
+# failing LOG: the names of the tests that failed.
+failing() {
+	sed -n 's/^not ok [0-9]* migrc\.\([a-z_]*\).*/\1/p' "$1" | tr '\n' ' ' | sed 's/ $//'
+}
+
+[ "$(id -u)" = 0 ] || skip "must run as root"
+[ -x "$safety" ] || fail "no $safety: build it first (make -C tools/testing/selftests TARGETS=migrc)"
+[ -d /sys/devices/system/node/node1 ] || skip "needs NUMA node 1"
+[ -r /proc/sys/kernel/numa_balancing ] || skip "no NUMA balancing sysctl"
+
+# Setup, and its undoing. nested_reclaim changes min_free_kbytes and
+# demotion; a test killed by its timeout cannot restore them.
+numa=$(cat /proc/sys/kernel/numa_balancing)
+min_free=$(cat /proc/sys/vm/min_free_kbytes)
+demotion=$(cat /sys/kernel/mm/numa/demotion_enabled 2>/dev/null)
+mounted=""
+restore() {
+	echo "$numa" > /proc/sys/kernel/numa_balancing
+	echo "$min_free" > /proc/sys/vm/min_free_kbytes
+	[ -z "$demotion" ] || echo "$demotion" > /sys/kernel/mm/numa/demotion_enabled
+	knob_set none
+	for m in $mounted; do umount "$m"; done
+	rm -rf "$tmp"
+}
+trap restore EXIT
+trap 'exit 1' INT TERM
+echo 0 > /proc/sys/kernel/numa_balancing
+[ -d /sys/kernel/debug/migrc ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+
+is_mounted() { awk -v d="$1" '$2 == d { f = 1 } END { exit !f }' /proc/mounts; }
+if ! is_mounted /dev/shm; then
+	mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm && mounted="/dev/shm $mounted"
+fi
+mount_ext4() {
+	mkdir -p /mnt/ext4 "$tmp/image" || return 1
+	mount -t tmpfs -o mpol=bind:1,size=64m migrc-image "$tmp/image" 2>/dev/null ||
+		mount -t tmpfs -o size=64m migrc-image "$tmp/image" || return 1
+	mounted="$tmp/image $mounted"
+	img=$tmp/image/ext4.img
+	if [ -n "$MIGRC_EXT4_IMAGE" ]; then
+		cp "$MIGRC_EXT4_IMAGE" "$img"
+	elif command -v mkfs.ext4 > /dev/null; then
+		mkfs.ext4 -q -F -b 4096 "$img" 16M
+	else
+		dd if=/dev/zero of="$img" bs=1M count=16 2>/dev/null &&
+			mke2fs -q -F -b 4096 "$img" > /dev/null
+	fi || return 1
+	mount -t ext4 -o loop "$img" /mnt/ext4 || return 1
+	mounted="/mnt/ext4 $mounted"
+}
+if ! is_mounted /mnt/ext4; then
+	mount_ext4 || note "no ext4 at /mnt/ext4: the ext4 tests will skip"
+fi
+
+if [ $# -gt 0 ] && [ "$1" != --knobs ]; then
+	exec_rc=0
+	"$safety" "$@" || exec_rc=$?
+	exit $exec_rc
+fi
+
+if [ "$1" = --knobs ]; then
+	# Every rule the kernel has (MIGRC_BREAK_RULES, from the harness) or,
+	# by default, every rule a test above covers.
+	knob_set none || skip "no $knob (not a CONFIG_MIGRC_DEBUG kernel)"
+	rules=${MIGRC_BREAK_RULES:-$(for p in $knob_tests; do echo "${p%%:*}"; done |
+		tr + '\n' | sort -u)}
+	"$safety" > "$tmp/none.log" 2>&1 ||
+		{ tail -30 "$tmp/none.log"; fail "migrc_safety fails with no rule broken"; }
+	printf '# %-12s %s\n' rule "failing tests"
+	printf '# %-12s %s\n' none "$(failing "$tmp/none.log")"
+	bad=""
+	for rule in $rules; do
+		knob_set "$rule"
+		"$safety" > "$tmp/rule.log" 2>&1
+		knob_set none
+		failed=$(failing "$tmp/rule.log")
+		printf '# %-12s %s\n' "$rule" "${failed:-(none: undetected)}"
+		[ -n "$failed" ] || bad="$bad $rule"
+		for pair in $knob_tests; do
+			[ "${pair%%:*}" = "$rule" ] || continue
+			case " $failed " in
+			*" ${pair#*:} "*) ;;
+			*) bad="$bad $rule(${pair#*:} passed)" ;;
+			esac
+		done
+	done
+	[ -z "$bad" ] || fail "rules not caught:$bad"
+	note "every rule is caught by at least one test"
+	exit 0
+fi
+
+d0=$(vmstat migrc_pages_deferred) a0=$(vmstat migrc_declined_arch)
+"$safety" || fail "migrc_safety failed"
+deferred=$(( $(vmstat migrc_pages_deferred) - d0 ))
+declined=$(( $(vmstat migrc_declined_arch) - a0 ))
+note "pages deferred during the suite: $deferred; read-only batches declined by the architecture: $declined"
+[ -d /sys/kernel/mm/migrc ] || {
+	note "no MIGRC in this kernel: the suite checked that migration alone leaks nothing"
+	exit 0
+}
+if [ "$deferred" -eq 0 ] && [ "$declined" -gt 0 ]; then
+	note "the architecture declined every read-only batch: no flush to break, no round trip"
+	exit 0
+fi
+knob_set none || {
+	note "no $knob (not a CONFIG_MIGRC_DEBUG kernel): no round trip"
+	exit 0
+}
+
+for pair in $knob_tests; do
+	rule=${pair%%:*} t=${pair#*:}
+	s0=$(vmstat migrc_debug_stale)
+	knob_set "$(echo "$rule" | tr + ' ')"
+	# A missed flush shows only if a reader reads before its stale entry
+	# goes: up to three tries, until both the test and the shadow see it.
+	caught=0
+	for try in 1 2 3; do
+		"$safety" -t "$t" > "$tmp/broken.log" 2>&1
+		rc=$?
+		[ $rc -ne 0 ] && caught=1
+		shadow=$(( $(vmstat migrc_debug_stale) - s0 ))
+		[ $caught -ne 0 ] && [ "$shadow" -gt 0 ] && break
+		note "$t with rule '$rule' broken, try $try: rc $rc, shadow $shadow"
+	done
+	knob_set none
+	grep -E '^(ok|not ok) |^# (FAIL|[0-9]+ (pages|words))' "$tmp/broken.log" |
+		sed "s/^/# $rule broken: /"
+	[ $caught -ne 0 ] || fail "$t passed with rule '$rule' broken: the test has no teeth"
+	[ "$shadow" -gt 0 ] || fail "the shadow debug check missed rule '$rule' broken in $t"
+	"$safety" -t "$t" > "$tmp/fixed.log" 2>&1 ||
+		{ tail -20 "$tmp/fixed.log"; fail "$t still fails after rule '$rule' was restored"; }
+	note "round trip: $t caught rule '$rule' (the shadow $shadow times) and passes once it is restored"
+done
