@@ -3,10 +3,10 @@
 
 Layout of this repository:
 
-* overlay: every file under one of OVERLAY_ROOTS is a file MIGRC *adds* to
-  the kernel, kept at its kernel path, in its final version.  An overlay
-  file must not exist upstream; upstream files are changed only through
-  patches.
+* overlay: every file under one of OVERLAY_ROOTS (but the harness,
+  NOT_OVERLAY) is a file MIGRC *adds* to the kernel, kept at its kernel
+  path, in its final version.  An overlay file must not exist upstream;
+  upstream files are changed only through patches.
 * patches/series: the ordered list of patches, one per line, optionally
   followed by the overlay paths (files or directories) that the same
   logical commit adds.  Overlay files claimed by no line are added in one
@@ -40,6 +40,9 @@ from .common import BUILD, REPO, HarnessError, StrPath, log, out, run
 
 OVERLAY_ROOTS = ("Documentation", "arch", "include", "kernel", "lib", "mm",
                  "rust", "samples", "scripts", "tools")
+# The harness: a tool of this repository, not part of the kernel change;
+# it runs from here and never enters the tree.
+NOT_OVERLAY = ("tools/testing/migrc/",)
 PATCHES = REPO / "patches"
 SERIES = PATCHES / "series"
 TREE = BUILD / "linux"
@@ -82,7 +85,8 @@ def overlay_files() -> list[str]:
     files = out(["git", "ls-files", "--cached", "--others",
                  "--exclude-standard", "--", *OVERLAY_ROOTS], cwd=REPO)
     return sorted(f for f in files.splitlines()
-                  if f and (REPO / f).is_file())
+                  if f and (REPO / f).is_file()
+                  and not f.startswith(NOT_OVERLAY))
 
 
 def read_series() -> list[tuple[str, list[str]]]:
