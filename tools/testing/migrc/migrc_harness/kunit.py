@@ -21,7 +21,8 @@ from .kbuild import jobs, make_env, make_vars
 # The directory of rust/kernel/mm/migrc/.kunitconfig.
 KUNITCONFIG = "rust/kernel/mm/migrc"
 BUILD_DIR = BUILD / "kunit"
-JSON = BUILD / "results" / "kunit.json"
+# kunit.py's own JSON; the verdicts go to build/results/kunit.*.
+JSON = BUILD / "logs" / "kunit.py.json"
 SUMMARY = re.compile(r"=+ \[(PASSED|FAILED|SKIPPED|CRASHED)\] |Testing complete")
 # Hides /dev/kvm, then runs the command given after it.
 NO_KVM = ["unshare", "-m", "sh", "-c",
@@ -52,7 +53,7 @@ def kunit(suite: str | None = None) -> tuple[int, list[tuple[str, str]]]:
     """Run kunit.py; return its exit status and the cases it reported."""
     tree.materialize(allow_local=True)
     cmd = command(suite)
-    log("in build/linux: " + " ".join(shlex.quote(c) for c in cmd))
+    log("in build/linux: " + " ".join(shlex.quote(c) for c in NO_KVM + cmd))
     JSON.unlink(missing_ok=True)
     JSON.parent.mkdir(parents=True, exist_ok=True)
     logfile = BUILD / "logs" / "kunit.log"

@@ -376,7 +376,7 @@ def kunit_only(suite: str | None) -> int:
     """'make kunit': kunit.py alone; verdicts in build/results/kunit.*."""
     tally = Tally()
     kunit_verdicts(tally, suite)
-    tally.write("kunit-verdicts")
+    tally.write("kunit")
     return summarize(tally)
 
 

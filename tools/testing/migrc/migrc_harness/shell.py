@@ -13,7 +13,18 @@ from pathlib import Path
 
 from . import kbuild, runner, vm
 from .arches import ARCHES, NODES
-from .common import HarnessError, log
+from .common import HarnessError, StrPath, log
+
+
+def qemu_line(image: StrPath, initrd: StrPath, flavor: str = "test",
+              arch: str = "x86_64", shell: bool = True) -> list[str]:
+    """The QEMU command line of 'make run' (README.md shows it)."""
+    a = ARCHES[arch]
+    append = vm.kernel_cmdline([], arch, " ".join(filter(None, (
+        a.test_append if flavor == "test" else "",
+        "harness.shell" if shell else ""))))
+    return vm.qemu_args(image, initrd, append, arch,
+                        a.test_nodes if flavor == "test" else NODES)
 
 
 def run_vm(kernel: str | None, cmd: str | None, flavor: str = "test",
@@ -31,14 +42,8 @@ def run_vm(kernel: str | None, cmd: str | None, flavor: str = "test",
         image = build.build()
     initrd = runner.test_initramfs(
         build, files={"/migrc/run-cmd": cmd + "\n"} if cmd else None)
-    a = ARCHES[arch]
-    append = vm.kernel_cmdline([], arch, " ".join(filter(None, (
-        a.test_append if flavor == "test" else "",
-        "" if cmd else "harness.shell"))))
-    args = vm.qemu_args(image, initrd, append, arch,
-                        a.test_nodes if flavor == "test" else NODES)
-    print("QEMU command line:\n" + " ".join(shlex.quote(x) for x in args),
-          flush=True)
+    args = qemu_line(image, initrd, flavor, arch, shell=not cmd)
+    print("QEMU command line:\n" + shlex.join(args), flush=True)
     log("booting " + ("to run: " + cmd if cmd else
                       "with a shell (exit powers the VM off)"))
     return subprocess.run(args, stdin=None if not cmd else

@@ -5,7 +5,10 @@ shows here first."""
 
 import unittest
 
-from migrc_harness import arches, bench, vm
+import shlex
+
+from migrc_harness import arches, bench, shell, vm
+from migrc_harness.common import REPO
 
 X86 = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "pc,hmat=on",
        "-cpu", "max,la57=off"]
@@ -48,6 +51,18 @@ class QemuArgs(unittest.TestCase):
         self.assertEqual(args[:len(X86) + 2],
                          X86 + ["-icount", "shift=0,sleep=off"])
         self.assertNotIn("-icount", vm.qemu_args("K", "I", "A", "x86_64"))
+
+
+class ReadmeQemuLine(unittest.TestCase):
+    def test_readme_gives_make_runs_qemu_line(self):
+        """README.md shows the QEMU command line 'make run' uses."""
+        readme = (REPO / "README.md").read_text()
+        start = readme.index("\nqemu-system-x86_64 ") + 1
+        block = readme[start:readme.index("\n```", start)]
+        shown = shlex.split(block.replace("\\\n", " "))
+        self.assertEqual(shown, shell.qemu_line(
+            "build/kbuild/x86_64-test-migrc/arch/x86/boot/bzImage",
+            "build/initramfs.cpio.gz"))
 
 
 class Plans(unittest.TestCase):
