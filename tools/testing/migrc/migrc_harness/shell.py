@@ -20,8 +20,9 @@ def qemu_line(image: StrPath, initrd: StrPath, flavor: str = "test",
               arch: str = "x86_64", shell: bool = True) -> list[str]:
     """The QEMU command line of 'make run' (README.md shows it)."""
     a = ARCHES[arch]
+    # No KUnit run at boot: 'make test' and 'make kunit' do that.
     append = vm.kernel_cmdline([], arch, " ".join(filter(None, (
-        a.test_append if flavor == "test" else "",
+        a.test_append if flavor == "test" else "", "kunit.enable=0",
         "harness.shell" if shell else ""))))
     return vm.qemu_args(image, initrd, append, arch,
                         a.test_nodes if flavor == "test" else NODES)
