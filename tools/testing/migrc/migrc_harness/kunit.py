@@ -40,9 +40,11 @@ def command(suite: str | None = None) -> list[str]:
     return cmd + ([suite] if suite else [])
 
 
-def cases(doc: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    """(suite.case, PASS|FAIL|SKIP|ERROR) of every case in kunit.py's JSON."""
-    name = f"{prefix}{doc['name']}." if doc.get("name") else prefix
+def cases(doc: dict[str, Any], prefix: str | None = None
+          ) -> list[tuple[str, str]]:
+    """(suite.case, PASS|FAIL|SKIP|ERROR) of every case in kunit.py's JSON
+    (its top group, "KUnit Test Group", names no suite)."""
+    name = "" if prefix is None else f"{prefix}{doc['name']}."
     out = [(name + c["name"], c["status"]) for c in doc.get("test_cases", [])]
     for g in doc.get("sub_groups", []):
         out += cases(g, name)

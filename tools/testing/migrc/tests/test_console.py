@@ -152,7 +152,7 @@ class Verdicts(unittest.TestCase):
 
 class KunitJson(unittest.TestCase):
     def test_cases_of_nested_groups(self):
-        doc = {"name": "", "test_cases": [], "sub_groups": [
+        doc = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
             {"name": "rust_migrc_gen", "sub_groups": [],
              "test_cases": [{"name": "wraps", "status": "PASS"},
                             {"name": "retires", "status": "FAIL"}]}]}
