@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
                         "with a shell, or run one command")
     ru.add_argument("--kernel", help="the kernel image (default: the "
                     "flavor/variant's, built if needed)")
-    ru.add_argument("--cmd", help="a shell command to run in the guest, "
+    ru.add_argument("--cmd", dest="command", help="a shell command to run in the guest, "
                     "then power off (default: an interactive shell)")
     ru.add_argument("--flavor", default="test", choices=kbuild.FLAVORS)
     ru.add_argument("--variant", default="migrc", choices=kbuild.VARIANTS)
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "kunit":
             return runner.kunit_only(args.suite)
         elif args.cmd == "run":
-            return shell.run_vm(kernel=args.kernel, cmd=args.cmd,
+            return shell.run_vm(kernel=args.kernel, cmd=args.command,
                                 flavor=args.flavor, variant=args.variant,
                                 arch=args.arch)
         elif args.cmd == "bench":
