@@ -22,7 +22,10 @@
 
 ksft_skip=4
 dir=$(cd "$(dirname "$0")" && pwd)
+# Installed, or built in the tree: next to this script; built with O=
+# ('make -C tools/testing/selftests O=... run_tests'): in $OUTPUT.
 safety=$dir/migrc_safety
+[ -x "$safety" ] || [ -z "$OUTPUT" ] || safety=$OUTPUT/migrc_safety
 knob=/sys/kernel/debug/migrc/break
 tmp=$(mktemp -d /tmp/migrc_safety.XXXXXX) || exit 1
 
