@@ -271,7 +271,8 @@ def bench(quick: bool = False, reps: int | None = None,
                         extra_append=boot_cmdline(group, quick or micro,
                                                   append),
                         echo=progress.echo,
-                        clock=ICOUNT_CLOCK if micro else ())
+                        clock=ICOUNT_CLOCK if micro else (),
+                        hang=None)
         verdict = guest.stages.get("bench", ("missing", None))[0]
         if verdict != "pass" or guest.reports or guest.exit_code:
             raise HarnessError(f"bench boot of {kernel} failed ({verdict}); "

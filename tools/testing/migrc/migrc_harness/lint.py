@@ -64,7 +64,8 @@ def run_all(build: Build, tally: Tally) -> None:
             f"{summary}")
         for line in details[:40]:
             print(f"    {line}")
-        tally.add("pass" if ok else "fail", f"lint {check.__name__}: "
+        tally.add("pass" if ok else "fail", name=f"lint {check.__name__}",
+                  what=f"lint {check.__name__}: "
                   f"{summary}")
 
 

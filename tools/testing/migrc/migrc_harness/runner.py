@@ -20,7 +20,7 @@ from typing import Any
 
 from . import kbuild, kunit, lint, tree, vm
 from .arches import ARCHES, NODES
-from .common import BUILD, HARNESS, StrPath, log, run
+from .common import BUILD, HARNESS, HarnessError, StrPath, log, run
 
 # Where 'make test' writes its verdicts (KTAP and JSON).
 RESULTS = BUILD / "results"
@@ -166,16 +166,16 @@ class Tally:
                 if v not in ("pass", "skip")]
 
     def ktap(self) -> str:
-        """The verdicts as KTAP, one test per line."""
+        """The verdicts as KTAP: what was found as a diagnostic line, then
+        the result line ('#' in a name would start a directive)."""
         lines = ["KTAP version 1", f"1..{len(self.results)}"]
         for n, (name, verdict, what) in enumerate(self.results, 1):
+            if not name.endswith(what):
+                lines.append("# " + " ".join(what.split()))
             ok = "not ok" if verdict not in ("pass", "skip") else "ok"
-            line = f"{ok} {n} {name}"
-            if verdict == "skip":
-                line += " # SKIP"
-            elif ok == "not ok" and what != name:
-                line += f" # {what}"
-            lines.append(line.replace("\n", " "))
+            name = " ".join(name.replace("#", "%23").split())
+            lines.append(f"{ok} {n} {name}"
+                         + (" # SKIP" if verdict == "skip" else ""))
         return "\n".join(lines) + "\n"
 
     def json(self) -> str:
@@ -210,7 +210,8 @@ def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
         log(f"KUnit: {c.passed} passed, {c.failed} failed, {c.crashed} "
             f"crashed, {c.skipped} skipped in {len(test.subtests)} suites "
             f"({len(rust)} Rust suites)")
-        for name, verdict in _kunit_cases(test):
+        for name, verdict in [c for t in test.subtests
+                              for c in _kunit_cases(t)]:
             tally.add(verdict, f"KUnit: {name}", name=f"kunit {name}")
         if not rust:
             tally.add("fail", "KUnit: no Rust KUnit suite ran")
@@ -225,9 +226,11 @@ def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
         out = guest.stage_output(stage)
         if verdict == "missing":
             tally.add("fail", f"stage {stage}: never finished "
-                      f"({'timeout' if guest.timed_out else 'guest died'})")
+                      f"({'timeout' if guest.timed_out else 'guest died'})",
+                      name=f"stage {stage}")
         else:
-            tally.add(verdict, f"stage {stage}: {verdict} (rc={rc})")
+            tally.add(verdict, f"stage {stage}: {verdict} (rc={rc})",
+                      name=f"stage {stage}")
         shown = out if verdict != "pass" else \
             [l for l in out if l.startswith(("#", "ok", "not ok", "  "))
              or "ok" in l][-12:]
@@ -284,15 +287,23 @@ def test(probe: str | None = None, timeout: int | None = None,
     setup = ARCHES[arch].host_setup
     if setup:
         setup()
-    run_one(build, tally, probe, timeout, stages)
+    for old in RESULTS.glob("test.*"):
+        old.unlink()
     full = variant == "migrc" and stages is None and not probe
-    if full and arch == "x86_64":
-        kunit_verdicts(tally)
-    if full and ARCHES[arch].nomigrc_run:
-        log("the same tree with CONFIG_MIGRC=n must behave as vanilla")
-        run_one(kbuild.Build(flavor, "nomigrc"), tally, None, timeout,
-                NOMIGRC_PLAN, lint_too=False)
-    tally.write("test")
+    try:
+        run_one(build, tally, probe, timeout, stages)
+        if full and arch == "x86_64":
+            kunit_verdicts(tally)
+        if full and ARCHES[arch].nomigrc_run:
+            log("the same tree with CONFIG_MIGRC=n must behave as vanilla")
+            run_one(kbuild.Build(flavor, "nomigrc"), tally, None, timeout,
+                    NOMIGRC_PLAN, lint_too=False)
+    except HarnessError as e:
+        tally.add("fail", f"the harness stopped: {str(e).splitlines()[0]}",
+                  name="harness")
+        raise
+    finally:
+        tally.write("test")
     return summarize(tally)
 
 

@@ -7,6 +7,7 @@ guest programs under /migrc/bin, the stages, the installed kselftests under
 console, or runs the command and powers the VM off.
 """
 
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -14,6 +15,10 @@ from pathlib import Path
 from . import kbuild, runner, vm
 from .arches import ARCHES, NODES
 from .common import HarnessError, StrPath, log
+
+
+# /init's last word on the command (guest/init).
+RUN_EXIT = re.compile(r"migrc-guest: run exited with (\d+)")
 
 
 def qemu_line(image: StrPath, initrd: StrPath, flavor: str = "test",
@@ -45,7 +50,20 @@ def run_vm(kernel: str | None, cmd: str | None, flavor: str = "test",
         build, files={"/migrc/run-cmd": cmd + "\n"} if cmd else None)
     args = qemu_line(image, initrd, flavor, arch, shell=not cmd)
     print("QEMU command line:\n" + shlex.join(args), flush=True)
-    log("booting " + ("to run: " + cmd if cmd else
-                      "with a shell (exit powers the VM off)"))
-    return subprocess.run(args, stdin=None if not cmd else
-                          subprocess.DEVNULL).returncode
+    if not cmd:
+        log("booting with a shell (exit powers the VM off)")
+        return subprocess.run(args).returncode
+    log("booting to run: " + cmd)
+    # The console, shown as it comes; the status is the command's.
+    p = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, text=True, errors="replace")
+    status = None
+    for line in p.stdout or ():
+        print(line, end="", flush=True)
+        m = RUN_EXIT.search(line)
+        if m:
+            status = int(m.group(1))
+    if p.wait() or status is None:
+        log(f"QEMU exited with {p.returncode} before the command ended")
+        return 1
+    return status

@@ -177,7 +177,7 @@ class GuestRun:
         return out
 
 
-# A boot that prints nothing this long (or a fifth of its timeout, for
+# A boot that prints nothing this long (or a tenth of its timeout, for
 # slower emulation) before userspace starts is stuck (seen once under TCG,
 # right after the lockdep banner): boot again, once, unless it reported
 # something first. The judge says so.
@@ -192,24 +192,26 @@ STAGE_SILENCE = 600
 def boot(kernel: StrPath, initrd: StrPath, plan: list[str], timeout: int,
          logfile: StrPath, extra_append: str = "", echo: Echo | None = None,
          arch: str = "x86_64", nodes: list[Node] = NODES,
-         clock: tuple[str, ...] = ()) -> GuestRun:
+         clock: tuple[str, ...] = (),
+         hang: int | None = STAGE_SILENCE) -> GuestRun:
     """Boot the VM, run the plan's stages, return a GuestRun.
 
     echo(line) is called for each console line worth showing live; clock:
-    see qemu_args().
+    see qemu_args(); hang: seconds of silence after userspace started that
+    end the boot (None: only the timeout does).
     """
-    silence = max(BOOT_SILENCE, timeout // 5)
+    silence = max(BOOT_SILENCE, timeout // 10)
     stalled = Path(f"{logfile}.stalled")
     stalled.unlink(missing_ok=True)
     r = _boot_once(kernel, initrd, plan, timeout, logfile, extra_append,
-                   echo, arch, nodes, silence, clock)
+                   echo, arch, nodes, silence, clock, hang)
     if not r.stalled or r.reports:
         return r
     log(f"the boot printed nothing for {silence}s before userspace "
         f"started: booting again (console kept in {stalled})")
     Path(logfile).replace(stalled)
     r = _boot_once(kernel, initrd, plan, timeout, logfile, extra_append,
-                   echo, arch, nodes, silence, clock)
+                   echo, arch, nodes, silence, clock, hang)
     r.rebooted = True
     return r
 
@@ -223,7 +225,8 @@ def kernel_cmdline(plan: list[str], arch: str, extra: str = "") -> str:
 def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
                timeout: int, logfile: StrPath, extra_append: str,
                echo: Echo | None, arch: str, nodes: list[Node],
-               silence: int, clock: tuple[str, ...]) -> GuestRun:
+               silence: int, clock: tuple[str, ...],
+               hang: int | None) -> GuestRun:
     append = kernel_cmdline(plan, arch, extra_append)
     args = qemu_args(kernel, initrd, append, arch, nodes, clock)
     log(f"booting {Path(kernel).parent.parent.parent.parent.name} with "
@@ -254,7 +257,7 @@ def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
                 r.stalled = r.timed_out = True
                 p.kill()
                 break
-            if r.init_line >= 0 and now - heard > STAGE_SILENCE:
+            if r.init_line >= 0 and hang and now - heard > hang:
                 r.silent = r.timed_out = True
                 p.kill()
                 break

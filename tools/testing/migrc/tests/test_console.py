@@ -128,24 +128,50 @@ class Verdicts(unittest.TestCase):
         t = judged(parse(BOOT + WARN), self.PLAN)
         lines = t.ktap().splitlines()
         self.assertEqual(lines[:2], ["KTAP version 1", "1..3"])
-        self.assertEqual(lines[2], "ok 1 stage migrc-core: pass (rc=0)")
-        self.assertEqual(lines[3], "not ok 2 stage migrc-safety: fail (rc=1)")
-        self.assertTrue(lines[4].startswith("not ok 3 kernel report: "))
+        self.assertEqual(lines[2:6], [
+            "# stage migrc-core: pass (rc=0)", "ok 1 stage migrc-core",
+            "# stage migrc-safety: fail (rc=1)",
+            "not ok 2 stage migrc-safety"])
+        self.assertTrue(lines[6].startswith("not ok 3 kernel report: "
+                                            "WARNING: CPU: 1"), lines[6])
 
-    def test_skips_and_names(self):
+    def test_skips_names_and_hashes(self):
         t = runner.Tally()
         t.prefix = "k: "
         t.add("skip", "KUnit: a.b", name="kunit a.b")
-        t.add("fail", "KUnit: a.c", name="kunit a.c")
+        t.add("fail", "Oops: 0000 [#1] SMP")
         self.assertEqual(t.ktap().splitlines()[2:],
-                         ["ok 1 k: kunit a.b # SKIP",
-                          "not ok 2 k: kunit a.c # KUnit: a.c"])
+                         ["# KUnit: a.b", "ok 1 k: kunit a.b # SKIP",
+                          "not ok 2 k: Oops: 0000 [%231] SMP"])
         doc = json.loads(t.json())
         self.assertEqual((doc["passed"], doc["failed"], doc["skipped"]),
                          (0, 1, 1))
-        self.assertEqual(doc["results"][1],
-                         {"name": "k: kunit a.c", "result": "fail",
-                          "detail": "KUnit: a.c"})
+        self.assertEqual(doc["results"][0],
+                         {"name": "k: kunit a.b", "result": "skip",
+                          "detail": "KUnit: a.b"})
+
+    def test_the_trees_kunit_parser_reads_it(self):
+        """The KTAP is what tools/testing/kunit reads (when a tree is
+        there: the harness's unit tests run without one too)."""
+        parser = vm.REPO / "build/linux/tools/testing/kunit"
+        if not (parser / "kunit_parser.py").exists():
+            self.skipTest("no materialized tree")
+        import sys
+        sys.path.insert(0, str(parser))
+        try:
+            import kunit_parser
+            import kunit_printer
+        finally:
+            sys.path.pop(0)
+        t = runner.Tally()
+        t.add("pass", "stage a: pass", name="stage a")
+        t.add("fail", "Oops: [#1]")
+        t.add("skip", "lint b", name="lint b")
+        test = kunit_parser.parse_run_tests(t.ktap().splitlines(),
+                                            kunit_printer.null_printer)
+        c = test.counts
+        self.assertEqual((c.passed, c.failed, c.skipped, c.errors),
+                         (1, 1, 1, 0))
 
     PLAN = ["migrc-core", "migrc-safety"]
 
