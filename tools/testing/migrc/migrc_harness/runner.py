@@ -99,11 +99,15 @@ def kselftests(build: kbuild.Build) -> Path:
         tree.materialize(allow_local=True)
     dest = BUILD / "kselftest" / build.name
     shutil.rmtree(dest, ignore_errors=True)
-    run(["make", "-C", str(tree.TREE / "tools/testing/selftests"),
-         "TARGETS=migrc", f"O={build.out}",
-         f"CC={ARCHES[build.arch].guest_cc}", "USERLDFLAGS=-static",
-         f"INSTALL_PATH={dest}", "install"], quiet=True,
-        logfile=BUILD / "logs" / f"kselftest-{build.name}.log")
+    cmd = ["make", "-C", str(tree.TREE / "tools/testing/selftests"),
+           "TARGETS=migrc", f"O={build.out}",
+           f"CC={ARCHES[build.arch].guest_cc}", "USERLDFLAGS=-static",
+           f"INSTALL_PATH={dest}"]
+    # From scratch: a binary linked otherwise (a developer's run_tests in
+    # the same O=) would look up to date.
+    for target in ("clean", "install"):
+        run(cmd + [target], quiet=True,
+            logfile=BUILD / "logs" / f"kselftest-{build.name}-{target}.log")
     return dest
 
 
