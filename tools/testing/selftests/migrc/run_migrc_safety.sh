@@ -61,7 +61,8 @@ safety() {
 }
 
 [ "$(id -u)" = 0 ] || skip "must run as root"
-[ -x "$safety" ] || fail "no $safety: build it first (make -C tools/testing/selftests TARGETS=migrc)"
+[ -x "$safety" ] ||
+	fail "no $safety: build it first (make -C tools/testing/selftests TARGETS=migrc)"
 [ -d /sys/devices/system/node/node1 ] || skip "needs NUMA node 1"
 [ -r /proc/sys/kernel/numa_balancing ] || skip "no NUMA balancing sysctl"
 
@@ -208,8 +209,9 @@ for pair in $knob_tests; do
 	[ $caught -ne 0 ] || fail "$t passed with rule '$rule' broken: the test has no teeth"
 	[ "$shadow" -gt 0 ] || fail "the shadow debug check missed rule '$rule' broken in $t"
 	"$safety" -t "$t" > "$tmp/fixed.log" 2>&1 ||
-		{ tail -20 "$tmp/fixed.log"; fail "$t still fails after rule '$rule' was restored"; }
-	note "round trip: $t caught rule '$rule' (the shadow $shadow times) and passes once it is restored"
+		{ tail -20 "$tmp/fixed.log"; fail "$t still fails with rule '$rule' restored"; }
+	note "round trip: $t caught rule '$rule' (the shadow $shadow times)," \
+		"passes with it restored"
 	done_trips=$(( done_trips + 1 ))
 done
 note "round trips: $done_trips of $trips"
