@@ -22,6 +22,9 @@ from . import kbuild, kunit, lint, tree, vm
 from .arches import ARCHES, NODES
 from .common import BUILD, HARNESS, HarnessError, StrPath, log, run
 
+# A case of a kselftest in a stage's output (run_kselftest.sh prefixes
+# the suite's own KTAP with '# ').
+KSFT_CASE = re.compile(r"^# (ok|not ok) \d+ ([\w.]+)( # SKIP.*)?$")
 # Where 'make test' writes its verdicts (KTAP and JSON).
 RESULTS = BUILD / "results"
 
@@ -235,6 +238,12 @@ def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
         else:
             tally.add(verdict, f"stage {stage}: {verdict} (rc={rc})",
                       name=f"stage {stage}")
+        # The kselftest's own cases, as run_kselftest.sh shows them.
+        for m in filter(None, map(KSFT_CASE.match, out)):
+            tally.add("skip" if m.group(3) else
+                      "pass" if m.group(1) == "ok" else "fail",
+                      f"{stage}: {m.group(2)}{m.group(3) or ''}",
+                      name=f"stage {stage}: {m.group(2)}")
         shown = out if verdict != "pass" else \
             [l for l in out if l.startswith(("#", "ok", "not ok", "  "))
              or "ok" in l][-12:]

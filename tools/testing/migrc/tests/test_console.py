@@ -135,6 +135,19 @@ class Verdicts(unittest.TestCase):
         self.assertTrue(lines[6].startswith("not ok 3 kernel report: "
                                             "WARNING: CPU: 1"), lines[6])
 
+    def test_kselftest_cases_are_verdicts_of_their_own(self):
+        boot = BOOT.replace("ok 1 migrc.reuse_leak\n", "# ok 1 migrc.a\n"
+                            "# ok 2 migrc.b # SKIP no ext4\n"
+                            "# not ok 3 migrc.c\n"
+                            "# # alloc broken: not ok 1 migrc.a\n")
+        t = judged(parse(boot), self.PLAN)
+        names = [(n, v) for n, v, _ in t.results]
+        self.assertEqual(names[2:5], [
+            ("stage migrc-safety: migrc.a", "pass"),
+            ("stage migrc-safety: migrc.b", "skip"),
+            ("stage migrc-safety: migrc.c", "fail")])
+        self.assertEqual(len(names), 5, names)
+
     def test_skips_names_and_hashes(self):
         t = runner.Tally()
         t.prefix = "k: "
