@@ -4,7 +4,7 @@
  *
  * Owns the storage that C fast paths read without calling Rust (the global
  * generations and the per-CPU flushed generation), provides the services
- * the Rust core calls (vmstat counting, the default flush), and sets the
+ * the Rust core calls (event counting, the default flush), and sets the
  * core up at boot.
  */
 #define pr_fmt(fmt) "migrc: " fmt
@@ -276,24 +276,50 @@ void __weak migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *b)
 {
 }
 
+/* An event that adds to no /proc/vmstat item (debugfs only). */
+#define MIGRC_NONE	NR_VM_EVENT_ITEMS
+
+/* Each event's name in debugfs migrc/stats, and its /proc/vmstat item. */
+static const struct {
+	const char *name;
+	enum vm_event_item vmstat;
+} migrc_event_info[NR_MIGRC_EVENTS] = {
+#define MIGRC_EVENT(name, text, vm) \
+	[MIGRC_EV_##name] = { text, MIGRC_##vm },
+#include <linux/migrc_event_defs.h>
+#undef MIGRC_EVENT
+};
+
+/* The count of every event on one CPU. */
+struct migrc_event_counts {
+	unsigned long n[NR_MIGRC_EVENTS];
+};
+
+static DEFINE_PER_CPU(struct migrc_event_counts, migrc_event_counts);
+
 /**
- * migrc_stat_add - count a MIGRC event in /proc/vmstat
+ * migrc_stat_add - count a MIGRC event
  * @ev: the event
  * @nr: how many
  *
- * Safe in any context; the Rust core counts through it too.
+ * Counts @ev for debugfs migrc/stats, and in the /proc/vmstat total it
+ * belongs to, if any. Safe in any context; the Rust core counts through it
+ * too.
  */
 void migrc_stat_add(enum migrc_event ev, u64 nr)
 {
-	if (ev < NR_MIGRC_EVENTS)
-		count_vm_events(MIGRC_EVENT_FIRST + ev, nr);
+	if (ev >= NR_MIGRC_EVENTS)
+		return;
+	this_cpu_add(migrc_event_counts.n[ev], nr);
+	if (migrc_event_info[ev].vmstat != MIGRC_NONE)
+		count_vm_events(migrc_event_info[ev].vmstat, nr);
 }
 
 /**
  * migrc_stat_read - the current total of a MIGRC event
  * @ev: the event
  *
- * Return: the sum over all CPUs, as /proc/vmstat shows it.
+ * Return: the sum over all CPUs, as debugfs migrc/stats shows it.
  */
 u64 migrc_stat_read(enum migrc_event ev)
 {
@@ -303,8 +329,7 @@ u64 migrc_stat_read(enum migrc_event ev)
 	if (ev >= NR_MIGRC_EVENTS)
 		return 0;
 	for_each_possible_cpu(cpu)
-		sum += per_cpu(vm_event_states, cpu).event[MIGRC_EVENT_FIRST +
-							   ev];
+		sum += per_cpu(migrc_event_counts, cpu).n[ev];
 	return sum;
 }
 
@@ -333,6 +358,22 @@ void __weak migrc_arch_flush(const struct cpumask *mask)
 {
 	flush_tlb_all();
 }
+
+/*
+ * /sys/kernel/debug/migrc/stats: every event MIGRC counts, one line
+ * "migrc_<name> <count>" each (the names /proc/vmstat would use), in the
+ * order of migrc_event_defs.h.
+ */
+static int migrc_stats_show(struct seq_file *m, void *unused)
+{
+	enum migrc_event ev;
+
+	for (ev = 0; ev < NR_MIGRC_EVENTS; ev++)
+		seq_printf(m, "migrc_%s %llu\n", migrc_event_info[ev].name,
+			   migrc_stat_read(ev));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(migrc_stats);
 
 /*
  * /sys/kernel/debug/migrc/state: the generations, and each CPU's flushed
@@ -462,6 +503,7 @@ static int __init migrc_debugfs_init(void)
 {
 	struct dentry *dir = debugfs_create_dir("migrc", NULL);
 
+	debugfs_create_file("stats", 0444, dir, NULL, &migrc_stats_fops);
 	debugfs_create_file("state", 0444, dir, NULL, &migrc_state_fops);
 #ifdef CONFIG_MIGRC_DEBUG
 	debugfs_create_file("break", 0600, dir, NULL, &migrc_break_fops);

@@ -19,8 +19,8 @@
  *     mapping's generation, then looks for a writer again and flushes at
  *     once if one came in since 1 (migrc_file_deferred());
  *  3. whoever takes write access later flushes the mapping's generation
- *     before it may write (migrc_file_new_writer(), from get_write_access()
- *     and mapping_map_writable()).
+ *     before it may write (migrc_file_new_writer(), from get_write_access(),
+ *     mapping_map_writable() and mapping_allow_writable()).
  *
  * 2 and 3 are a store-buffering pair: each side stores with a fully
  * ordered atomic (the generation; the write count) and then loads what the

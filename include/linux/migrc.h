@@ -500,7 +500,7 @@ static inline void migrc_file_partial_truncate(struct address_space *mapping) { 
 
 #endif /* CONFIG_MIGRC */
 
-/* Count one MIGRC event of the C glue in /proc/vmstat. */
+/* Count one MIGRC event of the C glue (migrc_stat_add()). */
 static inline void migrc_count(enum migrc_event ev)
 {
 	migrc_stat_add(ev, 1);

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * enum migrc_event, generated from the list in <linux/migrc_event_defs.h>.
- * Kept apart from <linux/migrc.h> so that <linux/vm_event_item.h> can size
- * its range of MIGRC events without pulling in mm types.
+ * Kept apart from <linux/migrc.h> so that the Rust core's bindings, which
+ * only count events, need none of the mm types.
  */
 #ifndef _LINUX_MIGRC_EVENTS_H
 #define _LINUX_MIGRC_EVENTS_H
 
-/* An event MIGRC counts; shown in /proc/vmstat as "migrc_" + its text. */
+/* An event MIGRC counts; shown in debugfs migrc/stats by its text. */
 enum migrc_event {
 #define MIGRC_EVENT(name, ...)	MIGRC_EV_##name,
 #include <linux/migrc_event_defs.h>

@@ -30,7 +30,7 @@ const _: () = assert!(
         && core::mem::align_of::<GenCounter>() <= core::mem::align_of::<bindings::migrc_gens>()
 );
 
-/// The kernel: C-owned generations and per-CPU data, the arch flush, vmstat.
+/// The kernel: C-owned generations and per-CPU data, the arch flush, counters.
 ///
 /// # Invariants
 ///
@@ -49,7 +49,7 @@ impl KernelPlatform {
         unsafe { &*(&raw const bindings::migrc_gens).cast::<GenCounter>() }
     }
 
-    /// The current total of `stat`, as `/proc/vmstat` shows it.
+    /// The current total of `stat`, as debugfs `migrc/stats` shows it.
     pub fn stat(stat: Stat) -> u64 {
         // SAFETY: Callable from any context with any item of the enum.
         unsafe { bindings::migrc_stat_read(stat.c_event()) }
@@ -139,7 +139,7 @@ pub(crate) unsafe extern "C" fn migrc_rust_init(slots: u32, max_pending_pages: u
 ///
 /// Returns the generation the batch's source pages must carry, or zero:
 /// the batch was not deferred and the caller flushes it now (the engine
-/// counts its declines in `/proc/vmstat`).
+/// counts its declines in debugfs `migrc/stats`).
 ///
 /// # Safety
 ///

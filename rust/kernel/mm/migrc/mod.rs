@@ -23,7 +23,7 @@
 //! * `request`: one request per deferred batch (its cpumask, generation,
 //!   page count) in a fixed pool; never allocates after setup.
 //! * `prune`: drops the CPUs that flushed since a request was published.
-//! * `stats`: the events MIGRC counts ([`Stat`], `/proc/vmstat` `migrc_*`).
+//! * `stats`: the events MIGRC counts ([`Stat`], debugfs `migrc/stats`).
 //! * `engine`: ties them together ([`Engine`]): publish (and decide what a
 //!   full pool costs), then one folded and pruned flush for every pending
 //!   request when a waiting page is reused.

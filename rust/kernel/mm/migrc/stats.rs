@@ -2,12 +2,13 @@
 
 //! Statistics: the events MIGRC counts, and where they go.
 //!
-//! The one list of events and their `/proc/vmstat` names is
+//! The one list of events and their names is
 //! `include/linux/migrc_event_defs.h`; each [`Stat`] takes its value from
 //! that list's C enum through bindgen, and a build-time check keeps the
 //! values equal to their positions in [`Stat::ALL`]. The kernel sends
-//! events to the vmstat counters through the boundary module;
-//! [`StatCounters`] is an in-memory sink for tests.
+//! events to its counters (debugfs `migrc/stats`, and a few `/proc/vmstat`
+//! totals) through the boundary module; [`StatCounters`] is an in-memory
+//! sink for tests.
 
 use crate::{
     bindings,

@@ -51,7 +51,7 @@ METRICS = ["tlb_shootdowns", "nr_tlb_remote_flush",
            "pgmigrate_fail", "pgscan_kswapd", "migrc_deferred", "ops_per_s",
            "seconds", "free_kb_end", "shootdowns_per_1k_migrated"]
 OUT = BUILD / "bench"
-# MIGRC's events (/proc/vmstat migrc_*), kept per run (none on vanilla).
+# MIGRC's events (debugfs migrc/stats), kept per run (none on vanilla).
 MIGRC_EVENTS = re.compile(r"migrc_")
 LINE = re.compile(r"migrc-bench: (\S+) (.*)$")
 

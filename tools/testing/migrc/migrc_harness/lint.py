@@ -14,9 +14,10 @@
   rustdoc     'make rustdoc': no warning, and the MIGRC pages exist.
   htmldocs    'make SPHINXDIRS=mm htmldocs': no warning about migrc.rst,
               and the mm index links it.
-  event_docs  the /proc/vmstat table of Documentation/mm/migrc.rst lists
-              exactly the events of include/linux/migrc_event_defs.h, in
-              its order.
+  event_docs  the tables of Documentation/mm/migrc.rst list exactly the
+              events of include/linux/migrc_event_defs.h (debugfs
+              migrc/stats), in its order, and the /proc/vmstat totals
+              they add to.
   kselftest_config  defconfig merged with tools/testing/selftests/migrc/
               config as 'make kselftest-merge' merges it: every line of
               the fragment must survive olddefconfig.
@@ -105,32 +106,55 @@ EVENT_DEFS = "include/linux/migrc_event_defs.h"
 EVENT_DOC = "Documentation/mm/migrc.rst"
 
 
+EVENT_LINE = re.compile(r'^MIGRC_EVENT\(\w+, "(\w+)", (\w+)\)', re.M)
+
+
 def defined_events(defs: str) -> list[str]:
-    """The /proc/vmstat names of MIGRC_EVENT(NAME, "text") lines."""
-    return ["migrc_" + m for m in
-            re.findall(r'^MIGRC_EVENT\(\w+, "(\w+)"\)', defs, re.M)]
+    """The names of MIGRC_EVENT(NAME, "text", VMSTAT) lines, in order, as
+    debugfs migrc/stats shows them (migrc_<text>)."""
+    return ["migrc_" + text for text, _ in EVENT_LINE.findall(defs)]
 
 
-def documented_events(rst: str) -> list[str]:
-    """The first column of the table of the "Statistics" section: the rows
-    between its first two border lines."""
-    section = rst.split("\nStatistics\n", 1)[-1]
-    table = re.split(r"^=+ +=+$", section, maxsplit=2, flags=re.M)
-    rows = table[1] if len(table) > 2 else ""
-    return re.findall(r"^(migrc_\w+) ", rows, re.M)
+def defined_totals(defs: str) -> list[str]:
+    """The /proc/vmstat totals the events add to (VMSTAT other than NONE),
+    in the order of their first event."""
+    totals = ["migrc_" + vm.lower() for _, vm in EVENT_LINE.findall(defs)
+              if vm != "NONE"]
+    return list(dict.fromkeys(totals))
+
+
+def documented_tables(rst: str) -> list[list[str]]:
+    """The first column (migrc_* rows) of each table of the "Statistics"
+    section: the /proc/vmstat totals, then the events of debugfs."""
+    section = rst.split("\nStatistics\n", 1)[-1].split("\n", 1)[-1]
+    # Up to the next section title (a line underlined by "=" alone).
+    section = re.split(r"^\S.*\n=+$", section, maxsplit=1, flags=re.M)[0]
+    parts = re.split(r"^=+ +=+$", section, flags=re.M)
+    # Border, header-less rows, border: the rows are every other part.
+    return [re.findall(r"^(migrc_\w+) ", rows, re.M)
+            for rows in parts[1::2]]
+
+
+def _disagree(what: str, defined: list[str],
+              documented: list[str]) -> list[str]:
+    details = [f"{what} missing from {EVENT_DOC}: {e}"
+               for e in defined if e not in documented]
+    details += [f"{what} not in {EVENT_DEFS}: {e}"
+                for e in documented if e not in defined]
+    if not details and defined != documented:
+        details = [f"{what}: order differs from {EVENT_DEFS}"]
+    return details
 
 
 def event_docs(build: Build | None) -> Check:
-    defined = defined_events((REPO / EVENT_DEFS).read_text())
-    documented = documented_events((REPO / EVENT_DOC).read_text())
-    if defined == documented:
-        return True, f"{len(defined)} events, documented in order", []
-    details = [f"missing from {EVENT_DOC}: {e}"
-               for e in defined if e not in documented]
-    details += [f"not in {EVENT_DEFS}: {e}"
-                for e in documented if e not in defined]
+    defs = (REPO / EVENT_DEFS).read_text()
+    tables = documented_tables((REPO / EVENT_DOC).read_text()) + [[], []]
+    events, totals = defined_events(defs), defined_totals(defs)
+    details = (_disagree("/proc/vmstat total", totals, tables[0])
+               + _disagree("event", events, tables[1]))
     if not details:
-        details = [f"order differs from {EVENT_DEFS}"]
+        return True, (f"{len(events)} events and {len(totals)} vmstat "
+                      "totals, documented in order"), []
     return False, f"{EVENT_DOC} and {EVENT_DEFS} disagree", details
 
 

@@ -335,15 +335,15 @@ def kunit_verdicts(tally: Tally, suite: str | None = None) -> None:
         tally.add("fail", f"kunit.py exited with status {rc}")
 
 
-def migrc_event_names(src: StrPath) -> list[str]:
-    """The /proc/vmstat names of MIGRC's events, in order, from the one
-    list in include/linux/migrc_event_defs.h; empty if the tree has none."""
-    header = Path(src) / "include/linux/migrc_event_defs.h"
+def migrc_event_names(src: StrPath) -> tuple[list[str], list[str]]:
+    """MIGRC's events (debugfs migrc/stats) and the /proc/vmstat totals
+    they add to, in order, from the one list in
+    include/linux/migrc_event_defs.h; empty if the tree has none."""
+    header = Path(src) / lint.EVENT_DEFS
     if not header.exists():
-        return []
-    found = re.findall(r'^MIGRC_EVENT\(\w+, "(\w+)"\)', header.read_text(),
-                       re.M)
-    return ["migrc_" + text for text in found]
+        return [], []
+    defs = header.read_text()
+    return lint.defined_events(defs), lint.defined_totals(defs)
 
 
 def run_one(build: kbuild.Build, tally: Tally, probe: str | None,
@@ -380,11 +380,13 @@ def test_initramfs(build: kbuild.Build,
                    files: dict[str, str] | None = None) -> Path:
     """The test VM's initramfs for build: guest programs, the installed
     kselftests (/kselftest) and the tree's list of MIGRC events."""
-    # migrc-core checks /proc/vmstat against the tree's list of events.
-    events = "".join(f"{n}\n" for n in migrc_event_names(build.src))
+    # migrc-core checks debugfs and /proc/vmstat against the tree's list.
+    events, totals = migrc_event_names(build.src)
     return vm.build_initramfs(
         guest_programs(build), arch=build.arch,
-        files={"/migrc/migrc-events": events, **(files or {})},
+        files={"/migrc/migrc-events": "".join(f"{n}\n" for n in events),
+               "/migrc/migrc-vmstat": "".join(f"{n}\n" for n in totals),
+               **(files or {})},
         trees={"/kselftest": kselftests(build)})
 
 

@@ -17,8 +17,8 @@
 #
 # Round trips (CONFIG_MIGRC_DEBUG kernels, /sys/kernel/debug/migrc/break):
 # with each safety rule broken on purpose, the test that covers it must
-# fail, the shadow debug check (migrc_debug_stale) must report it, and the
-# test must pass again once the rule is restored.
+# fail, the shadow debug check must report it (migrc_debug_stale, in
+# debugfs migrc/stats), and the test must pass again once it is restored.
 
 ksft_skip=4
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -42,8 +42,10 @@ file_trunc:memfd_sealed_truncate"
 skip() { echo "# SKIP: $*"; exit $ksft_skip; }
 fail() { echo "# FAIL: $*"; exit 1; }
 note() { echo "# $*"; }
-vmstat() {
-	awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' /proc/vmstat
+# migrc_stat NAME: a counter of debugfs migrc/stats, 0 when absent.
+migrc_stat() {
+	cat /sys/kernel/debug/migrc/stats 2>/dev/null |
+		awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }'
 }
 knob_set() { [ -w $knob ] && echo "$*" > $knob; }
 # failing LOG: the names of the tests that failed.
@@ -157,13 +159,13 @@ if [ "$1" = --knobs ]; then
 	exit 0
 fi
 
-d0=$(vmstat migrc_pages_deferred) a0=$(vmstat migrc_declined_arch)
-g0=$(vmstat migrc_declined_debug)
+d0=$(migrc_stat migrc_pages_deferred) a0=$(migrc_stat migrc_declined_arch)
+g0=$(migrc_stat migrc_declined_debug)
 safety "$tmp/suite.log" || fail "migrc_safety failed"
 ! all_skipped "$tmp/suite.log" || skip "migrc_safety skipped every test"
-deferred=$(( $(vmstat migrc_pages_deferred) - d0 ))
-declined=$(( $(vmstat migrc_declined_arch) - a0 ))
-debug=$(( $(vmstat migrc_declined_debug) - g0 ))
+deferred=$(( $(migrc_stat migrc_pages_deferred) - d0 ))
+declined=$(( $(migrc_stat migrc_declined_arch) - a0 ))
+debug=$(( $(migrc_stat migrc_declined_debug) - g0 ))
 note "pages deferred during the suite: $deferred; read-only batches declined" \
 	"by the architecture: $declined, by the debug options: $debug"
 [ -d /sys/kernel/mm/migrc ] || {
@@ -190,7 +192,7 @@ for pair in $knob_tests; do
 		note "round trip skipped: $t does not run here ($why)"
 		continue
 	fi
-	s0=$(vmstat migrc_debug_stale)
+	s0=$(migrc_stat migrc_debug_stale)
 	knob_set "$(echo "$rule" | tr + ' ')" || fail "the kernel refuses rule '$rule'"
 	# A missed flush shows only if a reader reads before its stale entry
 	# goes: up to three tries, until both the test and the shadow see it.
@@ -199,7 +201,7 @@ for pair in $knob_tests; do
 		"$safety" -t "$t" > "$tmp/broken.log" 2>&1
 		rc=$?
 		[ $rc -eq 1 ] && caught=1
-		shadow=$(( $(vmstat migrc_debug_stale) - s0 ))
+		shadow=$(( $(migrc_stat migrc_debug_stale) - s0 ))
 		[ $caught -ne 0 ] && [ "$shadow" -gt 0 ] && break
 		note "$t with rule '$rule' broken, try $try: rc $rc, shadow $shadow"
 	done

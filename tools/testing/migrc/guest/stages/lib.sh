@@ -3,10 +3,16 @@
 
 fail() { echo "FAIL: $*"; exit 1; }
 note() { echo "  $*"; }
-# vmstat VALUE: print a /proc/vmstat counter, 0 when absent.
-vmstat() { awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' /proc/vmstat; }
+# MIGRC's events, every one (a few totals of them are in /proc/vmstat too).
+MIGRC_STATS=/sys/kernel/debug/migrc/stats
+# counters: /proc/vmstat, then MIGRC's events (where the kernel has them).
+counters() { cat /proc/vmstat; cat $MIGRC_STATS 2>/dev/null; }
+# vmstat NAME: print a counter of /proc/vmstat or a MIGRC event, 0 when absent.
+vmstat() { counters | awk -v k="$1" '$1 == k { v = $2; f = 1 } END { print f ? v : 0 }'; }
 # vmstat_sum PREFIX: sum of every /proc/vmstat counter starting with PREFIX.
 vmstat_sum() { awk -v p="$1" 'index($1, p) == 1 { s += $2 } END { print s + 0 }' /proc/vmstat; }
+# migrc_events FIELD: field 1 (names) or 2 (values) of every MIGRC event.
+migrc_events() { cat $MIGRC_STATS 2>/dev/null | awk -v f="$1" '{ printf "%s ", $f }'; }
 
 # 'make bench': the TLB shootdown interrupts of every CPU (/proc/interrupts).
 tlb_ipis() {
@@ -21,7 +27,7 @@ bench_snapshot() {
 	     "$(vmstat numa_hint_faults) $(vmstat pgpromote_candidate)" \
 	     "$(vmstat pgmigrate_fail) $(vmstat pgscan_kswapd)" \
 	     "$(vmstat migrc_pages_deferred)" \
-	     "$(awk '/^migrc_/ { printf "%s ", $2 }' /proc/vmstat)"
+	     "$(migrc_events 2)"
 }
 BENCH_NAMES="tlb_shootdowns nr_tlb_remote_flush nr_tlb_remote_flush_received"
 BENCH_NAMES="$BENCH_NAMES nr_tlb_local_flush_all nr_tlb_local_flush_one"
@@ -30,4 +36,4 @@ BENCH_NAMES="$BENCH_NAMES pgmigrate_success pgdemote pgpromote"
 BENCH_NAMES="$BENCH_NAMES numa_hint_faults pgpromote_candidate"
 BENCH_NAMES="$BENCH_NAMES pgmigrate_fail pgscan_kswapd migrc_deferred"
 # and every migrc_* event (refusals by reason, MIGRC's own flushes).
-BENCH_NAMES="$BENCH_NAMES $(awk '/^migrc_/ { printf "%s ", $1 }' /proc/vmstat)"
+BENCH_NAMES="$BENCH_NAMES $(migrc_events 1)"
