@@ -2,10 +2,15 @@
 """'make patches' and 'make check-patches': the series as reviewers get it.
 
 'make patches' exports build/linux's commits on top of upstream (every
-overlay file and upstream edit) with 'git format-patch' into build/patches/,
-with a cover letter made from patches/cover-letter.in: @RESULTS@ becomes
-the figures of results/bench-x86_64.json, @CHECKPATCH@ the checkpatch
-warnings left in the series, each with its reason (ACCEPTED below).
+overlay file and upstream edit) with 'git format-patch', in the parts of
+PARTS, each into its own directory of build/patches/ with a cover letter
+made from its template. The template's placeholders are filled from the
+code and results/, so the letter cannot go stale: @RESULTS@ (the figures
+of results/bench-x86_64.json for the part's scenarios), @KNOBS@ (the
+safety rules the part adds and the selftests that catch each, from
+run_migrc_safety.sh), @KUNIT@ (the Rust KUnit cases), @CHECKPATCH@ (the
+checkpatch findings left in the part, each with its reason: ACCEPTED
+below) and @BASE@.
 
 'make check-patches' then:
   1. runs scripts/checkpatch.pl --strict on every patch: an error fails,
@@ -29,6 +34,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterable
+from typing import Any
 from pathlib import Path
 
 from . import bench, hostsetup, kbuild, tree
@@ -37,7 +43,36 @@ from .common import (BUILD, HARNESS, REPO, HarnessError, StrPath, log, out,
 
 OUT = BUILD / "patches"
 CHECK = BUILD / "patch-check"
-COVER = REPO / "patches/cover-letter.in"
+
+
+class Part:
+    """A part of the series, posted on its own with its cover letter."""
+
+    def __init__(self, name: str, template: str, first: str | None,
+                 scenarios: tuple[str, ...], outro: str) -> None:
+        self.name = name                  # its directory in build/patches
+        self.template = REPO / "patches" / template
+        self.first = first                # subject of its first patch
+        self.scenarios = scenarios        # its rows of results/
+        self.outro = outro                # what those scenarios do
+
+
+PARTS = [
+    Part("1-anon", "cover-letter.in", None,
+         ("migrate", "tiering", "tiering-ro", "tiering-write", "demote-ro"),
+         "migrate: 64 MiB read-only, 3 reader CPUs, migrate_pages() "
+         "ping-pong. tiering: 640 MiB, NUMA balancing in tiering mode, "
+         "demotion on, random lookups in a sliding hot window (tiering-ro: "
+         "read-only after the fill; tiering-write: 20% of them write). "
+         "demote-ro: NUMA balancing off, reclaim demotes a read-only "
+         "region's cold part, move_pages() brings it back."),
+    Part("2-pagecache", "cover-letter-pagecache.in",
+         "mm/migrc: defer the flush of page-cache folios nobody may write",
+         ("tiering-file",),
+         "tiering-file: the tiering workload on a 640 MiB tmpfs file "
+         "written and closed first, then mapped from a read-only "
+         "descriptor by every thread and never written."),
+]
 RESULTS = REPO / "results/bench-x86_64.json"
 MICRO_RESULTS = REPO / "results/bench-micro-x86_64.json"
 
@@ -45,9 +80,9 @@ MICRO_RESULTS = REPO / "results/bench-micro-x86_64.json"
 # The file is "" for findings about the commit message or the whole patch.
 ACCEPTED = [
     ("", r"does MAINTAINERS need updating",
-     "patch 2 adds the MAINTAINERS entry \"MEMORY MANAGEMENT - MIGRC\" for "
-     "every file the series adds; checkpatch asks again in each later "
-     "patch that adds one."),
+     "the patch that adds the MIGRC option adds the MAINTAINERS entry "
+     "\"MEMORY MANAGEMENT - MIGRC\" for every file the series adds; "
+     "checkpatch asks again in each later patch that adds one."),
     (r"^tools/testing/(selftests/)?migrc/", r"Use of volatile is usually wrong",
      "the tests read through volatile pointers on purpose: every load must "
      "go through the TLB, and loads the compiler merged or hoisted would "
@@ -71,8 +106,8 @@ ACCEPTED = [
 Accepted = dict[str, list[tuple[str, str, str]]]
 
 
-def _bench_rows() -> str:
-    """The cover letter's results table, from the committed bench run."""
+def _bench_rows(part: Part) -> str:
+    """A cover letter's results table, from the committed bench run."""
     doc = json.loads(RESULTS.read_text())
     sc = doc["scenarios"]
 
@@ -88,10 +123,11 @@ def _bench_rows() -> str:
                      f"{bench.spread(sc[s]['vanilla'], m)}/"
                      f"{bench.spread(sc[s]['migrc'], m)}"))
 
-    row("migrate: TLB shootdown IPIs", "migrate", "tlb_shootdowns")
-    row("migrate: reader words/s", "migrate", "ops_per_s")
-    for s in ("tiering", "tiering-ro", "tiering-write", "demote-ro"):
-        if s in sc:
+    if "migrate" in part.scenarios:
+        row("migrate: TLB shootdown IPIs", "migrate", "tlb_shootdowns")
+        row("migrate: reader words/s", "migrate", "ops_per_s")
+    for s in part.scenarios:
+        if s in sc and s != "migrate":
             row(f"{s}: shootdowns/1k migrated", s,
                 "shootdowns_per_1k_migrated", "{:.2f}")
             row(f"{s}: ops/s", s, "ops_per_s")
@@ -109,19 +145,21 @@ def _bench_rows() -> str:
         f"TCG with {doc['vcpus']} vCPUs ({nodes}, HMAT tiers), "
         f"{doc['qemu'].split(' (')[0]}. Both kernels are Linux "
         f"{doc['kernel_version']} from the same config; the MIGRC one adds "
-        "this series.")
-    outro = (
-        "migrate: 64 MiB read-only, 3 reader CPUs, migrate_pages() "
-        "ping-pong. tiering: 640 MiB, NUMA balancing in tiering mode, "
-        "demotion on, random lookups in a sliding hot window "
-        "(tiering-ro: read-only after the fill; tiering-write: 20% of them "
-        "write). demote-ro: NUMA balancing off, reclaim demotes a read-only "
-        "region's cold part, move_pages() brings it back. Shootdowns per "
-        "migrated page, "
-        "because each run migrates a different amount. spread: (max - min) "
-        "/ median over the boots, vanilla/MIGRC.")
+        "this series" + _separate_runs(doc) + ".")
+    outro = (part.outro + " Shootdowns per migrated page, because each "
+             "run migrates a different amount. spread: (max - min) / median "
+             "over the boots, vanilla/MIGRC.")
+    micro = _micro_rows() if part.first is None else ""
     return (_wrap(intro, 0) + "\n\n" + "\n".join(lines) + "\n\n"
-            + _wrap(outro, 0) + _micro_rows())
+            + _wrap(outro, 0) + micro)
+
+
+def _separate_runs(doc: dict[str, Any]) -> str:
+    """The states of the series the committed runs measured, if they were
+    not all made on the series as it is."""
+    runs = doc.get("separate_runs") or {}
+    return (" as it was when they ran: " + "; ".join(runs.values())
+            if runs else "")
 
 
 def _micro_rows() -> str:
@@ -166,24 +204,92 @@ def _wrap(text: str, indent: int, width: int = 72) -> str:
     return ("\n" + " " * indent).join(lines)
 
 
-def _format_patches() -> list[Path]:
-    """git format-patch into OUT; return the patch paths (cover first)."""
-    if OUT.exists():
-        shutil.rmtree(OUT)
-    base = out(["git", "-C", str(tree.TREE), "rev-parse",
-                "refs/tags/upstream^{commit}"])
+def _git(*args: str) -> str:
+    return out(["git", "-C", str(tree.TREE), *args])
+
+
+def _part_ranges() -> list[tuple[Part, str, str]]:
+    """(part, first commit's parent, last commit) of each part, in order."""
+    base = _git("rev-parse", "refs/tags/upstream^{commit}")
+    commits = _git("rev-list", "--reverse", f"{base}..{tree.BRANCH}").split()
+    subjects = [_git("log", "-1", "--format=%s", c) for c in commits]
+    starts = []
+    for part in PARTS:
+        if part.first is None:
+            starts.append(0)
+        elif part.first in subjects:
+            starts.append(subjects.index(part.first))
+        else:
+            raise HarnessError(f"part {part.name}: no patch '{part.first}'")
+    ranges = []
+    for i, part in enumerate(PARTS):
+        lo, hi = starts[i], (starts[i + 1] if i + 1 < len(PARTS)
+                             else len(commits))
+        if hi <= lo:
+            raise HarnessError(f"part {part.name} has no patch")
+        ranges.append((part, commits[lo - 1] if lo else base,
+                       commits[hi - 1]))
+    return ranges
+
+
+def _format_part(part: Part, start: str, end: str) -> list[Path]:
+    """git format-patch of one part; return its paths (cover first)."""
+    base = _git("rev-parse", "refs/tags/upstream^{commit}")
+    dest = OUT / part.name
     # The cover letter's From: is the committer; make it the series'.
     ident = ["-c", "user.name=MIGRC developers", "-c",
              "user.email=migrc@localhost"]
-    run(["git", "-C", str(tree.TREE), *ident, "format-patch", "-q", "--cover-letter",
-         "--zero-commit", f"--base={base}", "-o", str(OUT),
-         f"{base}..{tree.BRANCH}"], quiet=True)
-    return sorted(OUT.glob("*.patch"))
+    # --base=upstream: a later part lists the earlier parts' patches as
+    # its prerequisites.
+    run(["git", "-C", str(tree.TREE), *ident, "format-patch", "-q",
+         "--cover-letter", "--zero-commit", f"--base={base}",
+         "-o", str(dest), f"{start}..{end}"], quiet=True)
+    return sorted(dest.glob("*.patch"))
 
 
-def _checkpatch(
-        patches: Iterable[Path]) -> tuple[list[str], list[str], Accepted]:
-    """checkpatch --strict over every patch: (errors, unexplained, accepted)."""
+def _knobs(end: str, since: str) -> str:
+    """The round trips the part from @since to @end adds to
+    run_migrc_safety.sh: each safety rule broken on purpose, with the
+    selftests that must then fail."""
+    def pairs(rev: str) -> list[tuple[str, str]]:
+        path = "tools/testing/selftests/migrc/run_migrc_safety.sh"
+        try:
+            script = _git("show", f"{rev}:{path}")
+        except HarnessError:
+            return []
+        m = re.search(r'^knob_tests="([^"]*)"', script, re.M)
+        words = m.group(1).split() if m else []
+        return [(w.partition(":")[0], w.partition(":")[2]) for w in words]
+    before = set(pairs(since))
+    tests: dict[str, list[str]] = {}
+    for rule, test in pairs(end):
+        if (rule, test) not in before:
+            tests.setdefault(rule, []).append(test)
+    if not tests:
+        raise HarnessError(f"no round trip added between {since[:12]} and "
+                           f"{end[:12]}")
+    w = max(len(r) for r in tests) + 2
+    return "\n".join([f"  {'rule broken':{w}}tests that fail"]
+                     + [f"  {r:{w}}{', '.join(t)}" for r, t in tests.items()])
+
+
+def _kunit(end: str) -> str:
+    """The Rust KUnit cases of MIGRC's core at @end."""
+    files = _git("ls-tree", "--name-only", end,
+                 "rust/kernel/mm/migrc/").split()
+    suites = cases = 0
+    for f in files:
+        if f.endswith(".rs"):
+            text = _git("show", f"{end}:{f}")
+            suites += len(re.findall(r"#\[macros::kunit_tests\(", text))
+            cases += len(re.findall(r"^\s*#\[test\]", text, re.M))
+    return f"{cases} cases in {suites} rust_migrc_* suites"
+
+
+def _checkpatch(patches: Iterable[Path],
+                label: str) -> tuple[list[str], list[str], Accepted]:
+    """checkpatch --strict over every patch: (errors, unexplained, accepted).
+    A finding names its patch as "<label> patch <number>"."""
     errors: list[str] = []
     unexplained: list[str] = []
     accepted: Accepted = {}
@@ -204,40 +310,59 @@ def _checkpatch(
                 fname == "MAINTAINERS" else fname
             hit = (num, fname, msg)
             if kind == "ERROR":
-                errors.append(f"patch {num}: {line}")
+                errors.append(f"{label} patch {num}: {line}")
                 continue
             for frx, mrx, reason in ACCEPTED:
                 if re.search(mrx, msg) and (not frx or re.search(frx, fname)):
                     accepted.setdefault(reason, []).append(hit)
                     break
             else:
-                unexplained.append(f"patch {num}: {line}")
+                unexplained.append(f"{label} patch {num}: {line}")
     return errors, unexplained, accepted
 
 
 def export() -> tuple[list[Path], list[str], list[str]]:
-    """'make patches': write the series and its cover letter to OUT."""
+    """'make patches': write each part and its cover letter to OUT."""
     tree.materialize()
-    patches = _format_patches()
-    cover, series = patches[0], patches[1:]
-    errors, unexplained, accepted = _checkpatch(series)
-    text = cover.read_text()
-    template = COVER.read_text()
-    subject, body = template.split("\n", 1)
+    if OUT.exists():
+        shutil.rmtree(OUT)
     version = hostsetup.source_version(hostsetup.fetch_source_deb())
-    body = body.strip("\n").replace("@RESULTS@", _bench_rows()) \
-        .replace("@CHECKPATCH@", _checkpatch_text(accepted)) \
-        .replace("@BASE@", f"Linux 7.3 as Debian ships it\n"
-                 f"({hostsetup.SOURCE_PKG} {version})")
-    for placeholder, value in (("*** SUBJECT HERE ***", subject),
-                               ("*** BLURB HERE ***", body)):
-        if placeholder not in text:
-            raise HarnessError(f"{cover.name}: no '{placeholder}' to fill")
-        text = text.replace(placeholder, value)
-    cover.write_text(text)
-    log(f"{len(series)} patches and a cover letter in {OUT}")
-    for p in patches:
-        print(f"  {p.name}")
+    series: list[Path] = []
+    errors: list[str] = []
+    unexplained: list[str] = []
+    for part, start, end in _part_ranges():
+        patches = _format_part(part, start, end)
+        cover, mine = patches[0], patches[1:]
+        e, u, accepted = _checkpatch(mine, part.name)
+        errors += e
+        unexplained += u
+        subject, body = part.template.read_text().split("\n", 1)
+        values = {
+            "@RESULTS@": _bench_rows(part),
+            "@KNOBS@": _knobs(end, start),
+            "@KUNIT@": _kunit(end),
+            "@CHECKPATCH@": _checkpatch_text(accepted),
+            "@BASE@": (f"Linux 7.3 as Debian ships it\n"
+                       f"({hostsetup.SOURCE_PKG} {version})"),
+        }
+        body = body.strip("\n")
+        for key, value in values.items():
+            body = body.replace(key, value)
+        left = re.findall(r"@[A-Z]+@", body)
+        if left:
+            raise HarnessError(f"{part.template.name}: unknown {left}")
+        text = cover.read_text()
+        for placeholder, value in (("*** SUBJECT HERE ***", subject),
+                                   ("*** BLURB HERE ***", body)):
+            if placeholder not in text:
+                raise HarnessError(f"{cover.name}: no '{placeholder}' to fill")
+            text = text.replace(placeholder, value)
+        cover.write_text(text)
+        log(f"{part.name}: {len(mine)} patches and a cover letter in "
+            f"{OUT / part.name}")
+        for p in patches:
+            print(f"  {p.name}")
+        series += mine
     return series, errors, unexplained
 
 
