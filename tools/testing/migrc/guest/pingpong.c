@@ -202,6 +202,13 @@ int main(int argc, char **argv)
 		for (size_t p = 0; p < npages; p++)
 			if (status[p] == node)
 				migrated++;
+		/*
+		 * Progress, for the harness's hang detector: a busy host may
+		 * make a run take long, and only silence is taken for a hang.
+		 */
+		if ((r + 1) % 4 == 0 || r + 1 == rounds)
+			fprintf(stderr, "pingpong %s: %d of %d rounds\n",
+				argv[3], r + 1, rounds);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	tlb1 = tlb_shootdowns();
