@@ -33,16 +33,17 @@ use crate::{
 ///
 /// # Safety
 ///
-/// Implementers guarantee that:
+/// Implementers guarantee, and an `unsafe impl` cites by number, that:
 ///
-/// * the [`GenCounter`] returned by [`Platform::gens`] and the per-CPU slots
-///   returned by [`Platform::cpu`] are used by at most one [`Engine`] (the
-///   one built on this platform), so that no other engine can retire its
-///   requests or record its CPUs as flushed;
-/// * [`Platform::cpu`] returns the same slot for a CPU every time, and only
-///   the engine and that CPU's own completed flushes write it;
-/// * [`Platform::flush`] returns only once every CPU of `mask` can no longer
-///   use a stale translation of any request published before the call.
+/// 1. the [`GenCounter`] returned by [`Platform::gens`] and the per-CPU
+///    slots returned by [`Platform::cpu`] are used by at most one [`Engine`]
+///    (the one built on this platform), so that no other engine can retire
+///    its requests or record its CPUs as flushed;
+/// 2. [`Platform::cpu`] returns the same slot for a CPU every time, and only
+///    the engine and that CPU's own completed flushes write it;
+/// 3. [`Platform::flush`] returns only once every CPU of `mask` can no
+///    longer use a stale translation of any request published before the
+///    call.
 ///
 /// The pruning and retiring decisions of the engine rely on these: a
 /// platform that broke one of them could make the engine skip a flush.
@@ -385,9 +386,12 @@ mod tests {
         }
     }
 
-    // SAFETY: Each test builds one engine on its own `TestPlatform`, whose
-    // counter and per-CPU values nothing else touches; `flush` only counts,
-    // which is all a test double has to do.
+    // SAFETY: The three promises of `Platform`:
+    // 1. Each test builds one engine on its own `TestPlatform`, whose counter
+    //    and per-CPU values nothing else touches.
+    // 2. `cpu()` returns element `cpu` of `cpus`, which only the engine
+    //    writes.
+    // 3. A test has no translations to flush: `flush` only records the call.
     unsafe impl Platform for TestPlatform {
         fn gens(&self) -> &GenCounter {
             &self.gens

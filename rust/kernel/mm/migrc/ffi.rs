@@ -66,12 +66,15 @@ impl StatSink for KernelPlatform {
     }
 }
 
-// SAFETY: By the type invariant, the C generations and per-CPU slots are
-// used by the kernel's engine only; `cpu()` returns the static per-CPU slot of
-// `cpu`, written only by that engine and by the architecture's flush records
-// (`migrc_record_local_flush()`, after a completed flush); `migrc_arch_flush()`
-// returns once every CPU of `mask` brought its loaded mm up to date with the
-// `tlb_gen` that every published request bumped before publication.
+// SAFETY: The three promises of `Platform`:
+// 1. By the type invariant, the C generations and per-CPU slots are used by
+//    the kernel's engine only.
+// 2. `cpu()` returns the static per-CPU slot of `cpu`, written only by that
+//    engine and by the architecture's flush records
+//    (`migrc_record_local_flush()`, after a completed flush).
+// 3. `migrc_arch_flush()` returns once every CPU of `mask` brought its loaded
+//    mm up to date with the `tlb_gen` that every published request bumped
+//    before publication.
 unsafe impl Platform for KernelPlatform {
     fn gens(&self) -> &GenCounter {
         Self::counter()
