@@ -32,6 +32,9 @@
 #include <asm/tlb.h>
 #include <asm/tlbflush.h>
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/migrc.h>
+
 /* Request slots and the cap on pages waiting for a deferred flush. */
 #define MIGRC_DEFAULT_SLOTS		64
 #define MIGRC_DEFAULT_MAX_PENDING	65536UL
@@ -47,6 +50,9 @@ struct migrc_gens migrc_gens = {
 };
 
 DEFINE_PER_CPU(atomic64_t, migrc_cpu_gen);
+
+/* Off until the Rust core is set up, then as migrc= and the sysfs switch say. */
+DEFINE_STATIC_KEY_FALSE(migrc_defer_key);
 
 /*
  * Whether this context may perform a deferred flush: it sends IPIs and
@@ -64,7 +70,7 @@ static bool migrc_can_flush(void)
  */
 static void migrc_flush_work_fn(struct work_struct *work)
 {
-	migrc_flush_all();
+	migrc_flush_all(MIGRC_EV_ATOMIC_SKIPS);
 }
 
 static DECLARE_DELAYED_WORK(migrc_flush_work, migrc_flush_work_fn);
@@ -105,7 +111,7 @@ void migrc_page_flush(struct page *page, unsigned long gen)
 {
 	if (likely(migrc_can_flush())) {
 		migrc_count(MIGRC_EV_ALLOC_WAITS);
-		migrc_flush_upto(gen);
+		migrc_flush_upto(gen, MIGRC_EV_ALLOC_WAITS);
 		return;
 	}
 	migrc_count(MIGRC_EV_UNSAFE_ALLOC);
@@ -126,7 +132,7 @@ void migrc_flush_pending(enum migrc_event cause)
 	if (WARN_ON_ONCE(!migrc_can_flush()))
 		return;
 	migrc_count(cause);
-	migrc_flush_all();
+	migrc_flush_all(cause);
 }
 
 /**
@@ -142,7 +148,7 @@ void migrc_src_still_used(u64 gen)
 	if (migrc_gen_retired(gen) || migrc_broken(MIGRC_BREAK_ALLOC))
 		return;
 	migrc_count(MIGRC_EV_FORCED_SRC_BUSY);
-	migrc_flush_upto(gen);
+	migrc_flush_upto(gen, MIGRC_EV_FORCED_SRC_BUSY);
 }
 
 /**
@@ -333,6 +339,52 @@ u64 migrc_stat_read(enum migrc_event ev)
 	return sum;
 }
 
+/* The name of @ev in debugfs migrc/stats and in trace events. */
+static const char *migrc_event_name(enum migrc_event ev)
+{
+	return ev < NR_MIGRC_EVENTS ? migrc_event_info[ev].name : "unknown";
+}
+
+/**
+ * migrc_refuse - a migration did not defer its flush
+ * @why: the reason, a REFUSED_ or DECLINED_ event
+ * @nr: how many pages, PTEs or batches (as the event counts them)
+ *
+ * Counts @why and traces it (migrc:migrc_refuse). Safe in any context.
+ */
+void migrc_refuse(enum migrc_event why, unsigned long nr)
+{
+	migrc_stat_add(why, nr);
+	trace_migrc_refuse(migrc_event_name(why), nr);
+}
+
+/**
+ * migrc_trace_publish - trace a batch whose flush the Rust core deferred
+ * @gen: its generation
+ * @nr_pages: the source pages that will carry @gen
+ * @nr_cpus: the CPUs that may cache a stale entry of them
+ */
+void migrc_trace_publish(u64 gen, u64 nr_pages, unsigned int nr_cpus)
+{
+	trace_migrc_publish(gen, nr_pages, nr_cpus);
+}
+
+/**
+ * migrc_trace_flush - trace a deferred flush, sent or avoided
+ * @cause: why it was needed (the event its caller counts)
+ * @need: the generation needed (0 for a flush of unpublished entries)
+ * @upto: the generation the CPUs sent to are clean up to
+ * @cpus: CPUs sent to; 0 when pruning avoided the flush
+ * @pruned: CPUs left out because they had flushed since
+ *
+ * For the Rust core's flushes and migrc_flush_cpus_now().
+ */
+void migrc_trace_flush(enum migrc_event cause, u64 need, u64 upto,
+		       unsigned int cpus, unsigned int pruned)
+{
+	trace_migrc_flush(migrc_event_name(cause), need, upto, cpus, pruned);
+}
+
 /**
  * migrc_cpu_flushed_gen - the flushed-generation slot of a CPU
  * @cpu: a possible CPU
@@ -357,6 +409,21 @@ atomic64_t *migrc_cpu_flushed_gen(unsigned int cpu)
 void __weak migrc_arch_flush(const struct cpumask *mask)
 {
 	flush_tlb_all();
+}
+
+/**
+ * migrc_flush_cpus_now - flush a set of CPUs without pruning
+ * @mask: the CPUs, not empty
+ * @cause: why (counted and traced)
+ *
+ * For the deferred entries of an mm that no generation covers yet: every
+ * CPU of @mask is flushed. Task context, interrupts enabled.
+ */
+void migrc_flush_cpus_now(const struct cpumask *mask, enum migrc_event cause)
+{
+	migrc_count(cause);
+	migrc_arch_flush(mask);
+	migrc_trace_flush(cause, 0, 0, cpumask_weight(mask), 0);
 }
 
 /*
@@ -523,6 +590,21 @@ static int __init migrc_setup(char *str)
 }
 __setup("migrc=", migrc_setup);
 
+/*
+ * Allow new migrations to defer, or stop them and flush what is pending: a
+ * migration that read the switch on before it went off may still publish
+ * afterwards, and its pages wait for their flush as always.
+ */
+static void migrc_set_enabled(bool on)
+{
+	if (on) {
+		static_branch_enable(&migrc_defer_key);
+		return;
+	}
+	static_branch_disable(&migrc_defer_key);
+	migrc_flush_pending(MIGRC_EV_FORCED_OFF);
+}
+
 /* /sys/kernel/mm/migrc/enabled: the runtime switch. */
 static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -572,8 +654,8 @@ static int __init migrc_init(void)
 			ret);
 		return 0;
 	}
-	if (!migrc_boot_enabled)
-		migrc_set_enabled(false);
+	if (migrc_boot_enabled)
+		migrc_set_enabled(true);
 	migrc_sysfs_init();
 	pr_info("ready: %u request slots, at most %lu pages pending, %s\n",
 		MIGRC_DEFAULT_SLOTS, MIGRC_DEFAULT_MAX_PENDING,

@@ -119,7 +119,7 @@ void migrc_file_deferred(struct address_space *mapping, u64 gen, long nr)
 
 	/* The source is locked and still in the page cache. */
 	if (WARN_ON_ONCE(!mapping)) {
-		migrc_flush_upto(gen);
+		migrc_flush_upto(gen, MIGRC_EV_FORCED_FILE_RACE);
 		return;
 	}
 	old = atomic64_read(&mapping->migrc_gen);
@@ -141,7 +141,7 @@ void migrc_file_deferred(struct address_space *mapping, u64 gen, long nr)
 
 	if (migrc_file_has_writer(mapping)) {
 		migrc_count(MIGRC_EV_FORCED_FILE_RACE);
-		migrc_flush_upto(gen);
+		migrc_flush_upto(gen, MIGRC_EV_FORCED_FILE_RACE);
 		return;
 	}
 	migrc_stat_add(shmem_mapping(mapping) ? MIGRC_EV_DEFERRED_SHMEM :
@@ -157,7 +157,7 @@ static void migrc_file_flush(struct address_space *mapping, u64 gen,
 	/* Acquire: a skip observes the flushes that retired @gen. */
 	if (!migrc_gen_retired(gen)) {
 		migrc_count(MIGRC_EV_FORCED_FILE);
-		migrc_flush_upto(gen);
+		migrc_flush_upto(gen, MIGRC_EV_FORCED_FILE);
 	}
 	/* Back to "nothing pending", unless a newer generation came in. */
 	atomic64_cmpxchg(&mapping->migrc_gen, gen, 0);

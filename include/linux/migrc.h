@@ -21,6 +21,7 @@
 #include <linux/types.h>
 #include <linux/atomic.h>
 #include <linux/bitops.h>
+#include <linux/jump_label.h>
 #include <linux/migrc_events.h>
 #include <linux/mm_types.h>
 #include <linux/percpu.h>
@@ -184,21 +185,26 @@ enum migrc_numa_scan {
 #ifdef CONFIG_MIGRC
 
 extern struct migrc_gens migrc_gens;
+DECLARE_STATIC_KEY_FALSE(migrc_defer_key);
 DECLARE_PER_CPU(atomic64_t, migrc_cpu_gen);
 
 /* Implemented in Rust: rust/kernel/mm/migrc/ffi.rs. */
 int migrc_rust_init(unsigned int slots, unsigned long max_pending_pages);
 u64 migrc_publish(const struct cpumask *mask, unsigned long nr_pages);
-unsigned int migrc_flush_upto(u64 gen);
-unsigned int migrc_flush_cpus_upto(const struct cpumask *mask, u64 gen);
-void migrc_flush_all(void);
-bool migrc_enabled(void);
-bool migrc_set_enabled(bool on);
+unsigned int migrc_flush_upto(u64 gen, enum migrc_event cause);
+unsigned int migrc_flush_cpus_upto(const struct cpumask *mask, u64 gen,
+				   enum migrc_event cause);
+void migrc_flush_all(enum migrc_event cause);
 
 /* Implemented in C for the Rust core: mm/migrc.c and the architecture. */
 void migrc_stat_add(enum migrc_event ev, u64 nr);
+void migrc_trace_publish(u64 gen, u64 nr_pages, unsigned int nr_cpus);
+void migrc_trace_flush(enum migrc_event cause, u64 need, u64 upto,
+		       unsigned int cpus, unsigned int pruned);
 u64 migrc_stat_read(enum migrc_event ev);
 void migrc_arch_flush(const struct cpumask *mask);
+void migrc_flush_cpus_now(const struct cpumask *mask, enum migrc_event cause);
+void migrc_refuse(enum migrc_event why, unsigned long nr);
 atomic64_t *migrc_cpu_flushed_gen(unsigned int cpu);
 
 /* The read-only batch of a migration: mm/rmap.c. */
@@ -293,6 +299,20 @@ static inline bool migrc_gen_retired(u64 gen)
 static inline bool migrc_any_pending(void)
 {
 	return !migrc_gen_retired(atomic64_read_acquire(&migrc_gens.latest));
+}
+
+/**
+ * migrc_enabled - whether new migrations may defer their flush
+ *
+ * The switch of /sys/kernel/mm/migrc/enabled and migrc=off, and off when
+ * the Rust core could not be set up. Switching off stops new deferrals
+ * only: what is pending stays safe, and is flushed by the switch.
+ *
+ * Return: true if a migration may unmap into its read-only batch.
+ */
+static inline bool migrc_enabled(void)
+{
+	return static_branch_likely(&migrc_defer_key);
 }
 
 /*
@@ -461,6 +481,7 @@ static inline struct migrc_sample migrc_sample_flush(void)
 static inline void migrc_record_local_flush(struct migrc_sample s) { }
 static inline bool migrc_gen_retired(u64 gen) { return true; }
 static inline bool migrc_any_pending(void) { return false; }
+static inline bool migrc_enabled(void) { return false; }
 static inline unsigned long migrc_page_gen(const struct page *page)
 {
 	return 0;
@@ -478,6 +499,7 @@ static inline void migrc_flush_before_write(struct mm_struct *mm,
 					    struct page *page) { }
 static inline void migrc_flush_pending(enum migrc_event cause) { }
 static inline void migrc_stat_add(enum migrc_event ev, u64 nr) { }
+static inline void migrc_refuse(enum migrc_event why, unsigned long nr) { }
 static inline void migrc_wp_pending_add(struct mm_struct *mm, int nr) { }
 static inline void migrc_mm_init(struct mm_struct *mm) { }
 struct mmu_gather;

@@ -17,7 +17,6 @@
 MIGRC_EVENT(PAGES_DEFERRED, "pages_deferred", PAGES_DEFERRED)	/* pages */
 MIGRC_EVENT(REQUESTS_PUBLISHED, "requests_published", NONE)	/* batches */
 MIGRC_EVENT(REQUESTS_RETIRED, "requests_retired", NONE)
-MIGRC_EVENT(DECLINED_DISABLED, "declined_disabled", NONE)	/* batches */
 MIGRC_EVENT(DECLINED_EXHAUSTED, "declined_exhausted", NONE)
 MIGRC_EVENT(DECLINED_PENDING_CAP, "declined_pending_cap", NONE)	/* publications */
 MIGRC_EVENT(FLUSHES_SENT, "flushes_sent", FLUSHES_SENT)		/* IPI rounds */
@@ -32,6 +31,7 @@ MIGRC_EVENT(FORCED_SRC_BUSY, "forced_src_busy", FLUSHES_FORCED)	/* a source stil
 MIGRC_EVENT(FORCED_RANGE, "forced_range", FLUSHES_FORCED)	/* offlining, reporting */
 MIGRC_EVENT(FORCED_MM, "forced_mm", FLUSHES_FORCED)		/* an mm's PTEs change */
 MIGRC_EVENT(FORCED_UNPUBLISHED, "forced_unpublished", FLUSHES_FORCED)	/* ... before publication */
+MIGRC_EVENT(FORCED_OFF, "forced_off", FLUSHES_FORCED)		/* MIGRC switched off */
 MIGRC_EVENT(FORCED_FILE, "forced_file", FLUSHES_FORCED)		/* a file got a writer */
 MIGRC_EVENT(FORCED_FILE_RACE, "forced_file_race", FLUSHES_FORCED)	/* ... as it migrated */
 MIGRC_EVENT(ALLOC_WAITS, "alloc_waits", NONE)			/* a page left, flush due */

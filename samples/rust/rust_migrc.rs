@@ -6,7 +6,7 @@
 //! a freed source page would carry, flushes it the way the allocator does
 //! before the page is used again, and prints the statistics.
 
-use kernel::{cpu::CpuId, cpumask::CpumaskVar, mm::migrc, prelude::*};
+use kernel::{bindings, cpu::CpuId, cpumask::CpumaskVar, mm::migrc, prelude::*};
 
 module! {
     type: RustMigrc,
@@ -44,8 +44,10 @@ impl kernel::Module for RustMigrc {
         );
 
         // The freed source page stores `gen` whole; before it leaves the
-        // allocator again, the flushes it waits for are done.
-        let outcome = engine.flush_upto(gen);
+        // allocator again, the flushes it waits for are done (the cause
+        // names the event the trace reports it under).
+        let why = migrc::Cause::new(bindings::migrc_event_MIGRC_EV_ALLOC_WAITS);
+        let outcome = engine.flush_upto(gen, why);
         pr_info!(
             "flush for generation {}: {:?}; retired: {}\n",
             gen.as_raw(),

@@ -20,13 +20,11 @@ use super::{
 };
 use crate::{
     alloc::Flags,
+    bindings,
     cpu::CpuId,
     cpumask::{Cpumask, CpumaskVar},
     prelude::*,
-    sync::{
-        atomic::{Acquire, Atomic, Release},
-        new_spinlock, SpinLock,
-    },
+    sync::{new_spinlock, SpinLock},
 };
 
 /// What the engine needs from the architecture and the rest of the kernel.
@@ -61,6 +59,54 @@ pub unsafe trait Platform: StatSink + Send + Sync {
     /// Called in task context with interrupts enabled, never with `mask`
     /// empty.
     fn flush(&self, mask: &Cpumask);
+
+    /// Learns that a batch was deferred under `gen`, with `pages` source
+    /// pages and `cpus` CPUs to flush (the kernel traces it).
+    fn published(&self, _gen: Gen, _pages: u64, _cpus: u32) {}
+
+    /// Learns of one flush the engine sent, or avoided because pruning
+    /// dropped every CPU (the kernel traces it). Nothing is decided by it.
+    fn report(&self, _flush: &FlushReport) {}
+}
+
+/// Why a flush is asked for: the C `enum migrc_event` its caller counts it
+/// under. The engine decides nothing by it; it hands it on in the
+/// [`FlushReport`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cause(bindings::migrc_event);
+
+impl Cause {
+    /// The cause the C event `ev` names.
+    pub const fn new(ev: bindings::migrc_event) -> Self {
+        Cause(ev)
+    }
+
+    /// The C event.
+    pub const fn c_event(self) -> bindings::migrc_event {
+        self.0
+    }
+}
+
+impl From<Stat> for Cause {
+    fn from(stat: Stat) -> Self {
+        Cause(stat.c_event())
+    }
+}
+
+/// One flush the engine sent or avoided, for [`Platform::report`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlushReport {
+    /// Why it was asked for.
+    pub cause: Cause,
+    /// The generation the caller needed flushed.
+    pub need: Gen,
+    /// The generation every CPU of the flush is clean up to afterwards.
+    pub upto: Gen,
+    /// CPUs the flush was sent to (zero: avoided).
+    pub cpus: u32,
+    /// CPUs left out because their own flushes covered a request (counted
+    /// once per pending request they belong to).
+    pub pruned: u32,
 }
 
 /// Sizes of an engine.
@@ -97,7 +143,6 @@ pub enum Flushed {
 #[pin_data]
 pub struct Engine<P: Platform> {
     platform: P,
-    enabled: Atomic<bool>,
     #[pin]
     pool: SpinLock<RequestPool>,
     /// Scratch cpumask of the flush being built. Holding this lock across
@@ -116,7 +161,6 @@ impl<P: Platform> Engine<P> {
         let scratch = KBox::new(CpumaskVar::new_zero(flags)?, flags)?;
         Ok(try_pin_init!(Self {
             platform,
-            enabled: Atomic::new(true),
             pool <- new_spinlock!(pool, "migrc_pool"),
             flusher <- new_spinlock!(scratch, "migrc_flusher"),
         }))
@@ -125,17 +169,6 @@ impl<P: Platform> Engine<P> {
     /// The platform the engine runs on (its per-CPU records are MIGRC's own).
     fn platform(&self) -> &P {
         &self.platform
-    }
-
-    /// Whether new batches may be deferred.
-    pub fn enabled(&self) -> bool {
-        self.enabled.load(Acquire)
-    }
-
-    /// Allows or stops deferring new batches. Stopping does not flush what
-    /// is pending: call [`Engine::flush_all`] for that.
-    pub fn set_enabled(&self, on: bool) {
-        self.enabled.store(on, Release);
     }
 
     /// Pending requests and the pages waiting on them.
@@ -177,25 +210,22 @@ impl<P: Platform> Engine<P> {
         let mut res = self.try_publish(mask, pages);
         if res == Err(Declined::PendingCap) {
             self.platform.add(Stat::DeclinedPendingCap, 1);
-            self.flush_all();
+            self.flush_all(Cause::from(Stat::DeclinedPendingCap));
             res = self.try_publish(mask, pages);
         }
         match res {
             Ok(gen) if !gen.is_none() => {
                 self.platform.add(Stat::PagesDeferred, pages);
                 self.platform.add(Stat::RequestsPublished, 1);
+                self.platform.published(gen, pages, mask.weight());
             }
             Ok(_) | Err(Declined::PendingCap) => {}
-            Err(Declined::Disabled) => self.platform.add(Stat::DeclinedDisabled, 1),
             Err(Declined::Exhausted) => self.platform.add(Stat::DeclinedExhausted, 1),
         }
         res
     }
 
     fn try_publish(&self, mask: &Cpumask, pages: u64) -> Result<Gen, Declined> {
-        if !self.enabled() {
-            return Err(Declined::Disabled);
-        }
         if mask.empty() {
             return Ok(Gen::NONE);
         }
@@ -218,11 +248,12 @@ impl<P: Platform> Engine<P> {
         Ok(gen)
     }
 
-    /// Makes sure no CPU can use a stale entry of any request up to `need`.
+    /// Makes sure no CPU can use a stale entry of any request up to `need`;
+    /// `cause` says why, for the report.
     ///
     /// Must be called in task context with interrupts enabled (the platform
     /// may send IPIs); it may spin while another CPU flushes.
-    pub fn flush_upto(&self, need: Gen) -> Flushed {
+    pub fn flush_upto(&self, need: Gen, cause: Cause) -> Flushed {
         let gens = self.platform.gens();
         // Rule (R): a retired watermark covering `need` means the flushes
         // that retired it are complete.
@@ -248,7 +279,14 @@ impl<P: Platform> Engine<P> {
             });
             g0
         };
-        self.send_and_retire(&mut target, g0, pruned)
+        let report = FlushReport {
+            cause,
+            need,
+            upto: g0,
+            cpus: 0,
+            pruned,
+        };
+        self.send_and_retire(&mut target, report)
     }
 
     /// Makes sure no CPU of `mask` can use a stale entry of any request up
@@ -260,7 +298,7 @@ impl<P: Platform> Engine<P> {
     /// whose flushed generation does not cover `need` are flushed; requests
     /// whose CPUs are then all clean retire. Same context as
     /// [`Engine::flush_upto`].
-    pub fn flush_cpus_upto(&self, mask: &Cpumask, need: Gen) -> Flushed {
+    pub fn flush_cpus_upto(&self, mask: &Cpumask, need: Gen, cause: Cause) -> Flushed {
         let gens = self.platform.gens();
         // Rule (R), as in `flush_upto`.
         if gens.is_retired(need) {
@@ -270,6 +308,13 @@ impl<P: Platform> Engine<P> {
         // no need to wait for the flusher lock to find that out.
         if prune::all_clean(mask, need, |c| self.flushed(c)) {
             self.platform.add(Stat::FlushesPruned, 1);
+            self.platform.report(&FlushReport {
+                cause,
+                need,
+                upto: need,
+                cpus: 0,
+                pruned: mask.weight(),
+            });
             return Flushed::Pruned;
         }
         let mut target = self.flusher.lock();
@@ -284,14 +329,22 @@ impl<P: Platform> Engine<P> {
             gens.latest()
         };
         let pruned = prune::add_stale_cpus(&mut target, mask, need, |c| self.flushed(c));
-        self.send_and_retire(&mut target, g0, pruned)
+        let report = FlushReport {
+            cause,
+            need,
+            upto: g0,
+            cpus: 0,
+            pruned,
+        };
+        self.send_and_retire(&mut target, report)
     }
 
-    /// Flushes the CPUs of `target`, records them clean up to `g0` and
-    /// retires the requests that are clean then. Called with the flusher
-    /// lock held (`target` is its scratch mask).
-    fn send_and_retire(&self, target: &mut Cpumask, g0: Gen, pruned: u32) -> Flushed {
-        self.platform.add(Stat::CpusPruned, u64::from(pruned));
+    /// Flushes the CPUs of `target`, records them clean up to `report.upto`,
+    /// retires the requests that are clean then and reports the flush.
+    /// Called with the flusher lock held (`target` is its scratch mask).
+    fn send_and_retire(&self, target: &mut Cpumask, mut report: FlushReport) -> Flushed {
+        let g0 = report.upto;
+        self.platform.add(Stat::CpusPruned, u64::from(report.pruned));
         let outcome = match target.weight() {
             0 => {
                 self.platform.add(Stat::FlushesPruned, 1);
@@ -306,17 +359,21 @@ impl<P: Platform> Engine<P> {
                 }
                 self.platform.add(Stat::FlushesSent, 1);
                 self.platform.add(Stat::CpusFlushed, u64::from(n));
+                report.cpus = n;
                 Flushed::Sent(n)
             }
         };
-        let mut pool = self.pool.lock();
-        self.retire_locked(&mut pool);
+        {
+            let mut pool = self.pool.lock();
+            self.retire_locked(&mut pool);
+        }
+        self.platform.report(&report);
         outcome
     }
 
-    /// Flushes everything published so far.
-    pub fn flush_all(&self) -> Flushed {
-        self.flush_upto(self.platform.gens().latest())
+    /// Flushes everything published so far; `cause` says why.
+    pub fn flush_all(&self, cause: Cause) -> Flushed {
+        self.flush_upto(self.platform.gens().latest(), cause)
     }
 
     /// Retires every request whose CPUs are all clean, without flushing.
@@ -347,7 +404,7 @@ mod tests {
         cpu::nr_cpu_ids,
         mm::migrc::stats::StatCounters,
         sync::{
-            atomic::{Full, Relaxed},
+            atomic::{Atomic, Full, Relaxed},
             Arc, Completion,
         },
         workqueue,
@@ -362,6 +419,11 @@ mod tests {
         /// Bit n set: CPU n was in some flush (CPUs below 64).
         flushed_bits: Atomic<u64>,
         stats: StatCounters,
+        /// Flushes reported, and the cause, CPUs and pruned CPUs of the last.
+        reports: Atomic<u64>,
+        last_cause: Atomic<u32>,
+        last_cpus: Atomic<u32>,
+        last_pruned: Atomic<u32>,
     }
 
     impl TestPlatform {
@@ -376,6 +438,10 @@ mod tests {
                 flushes: Atomic::new(0),
                 flushed_bits: Atomic::new(0),
                 stats: StatCounters::new(),
+                reports: Atomic::new(0),
+                last_cause: Atomic::new(0),
+                last_cpus: Atomic::new(0),
+                last_pruned: Atomic::new(0),
             })
         }
     }
@@ -416,7 +482,17 @@ mod tests {
                 cur = now;
             }
         }
+
+        fn report(&self, flush: &FlushReport) {
+            self.last_cause.store(flush.cause.c_event(), Relaxed);
+            self.last_cpus.store(flush.cpus, Relaxed);
+            self.last_pruned.store(flush.pruned, Relaxed);
+            self.reports.fetch_add(1, Relaxed);
+        }
     }
+
+    /// The cause the tests flush for: a page leaving the allocator.
+    const WHY: Cause = Cause::new(bindings::migrc_event_MIGRC_EV_ALLOC_WAITS);
 
     fn config(slots: usize, cap: u64) -> Config {
         Config {
@@ -485,12 +561,12 @@ mod tests {
         let _g2 = publish(&e, &[1], 1)?;
         let g3 = publish(&e, &[0], 1)?;
         let expect = mask_of(&[0, 1])?.weight();
-        assert_eq!(e.flush_upto(g3), Flushed::Sent(expect));
+        assert_eq!(e.flush_upto(g3, WHY), Flushed::Sent(expect));
         assert_eq!(flushes(&e), 1);
         assert_eq!(e.pending(), (0, 0));
         assert!(e.is_retired(g3));
         // Later pages of any of them need nothing more.
-        assert_eq!(e.flush_upto(g3), Flushed::Retired);
+        assert_eq!(e.flush_upto(g3, WHY), Flushed::Retired);
         assert_eq!(flushes(&e), 1);
         Ok(())
     }
@@ -501,9 +577,9 @@ mod tests {
         let g1 = publish(&e, &[0], 1)?;
         let g2 = publish(&e, &[1], 1)?;
         // A page of g1 leaves the allocator: the flush covers g2 as well.
-        assert!(matches!(e.flush_upto(g1), Flushed::Sent(_)));
+        assert!(matches!(e.flush_upto(g1, WHY), Flushed::Sent(_)));
         assert!(e.is_retired(g2));
-        assert_eq!(e.flush_upto(g2), Flushed::Retired);
+        assert_eq!(e.flush_upto(g2, WHY), Flushed::Retired);
         assert_eq!(flushes(&e), 1);
         Ok(())
     }
@@ -512,7 +588,7 @@ mod tests {
     fn flushed_cpus_are_recorded() -> Result {
         let e = engine(4, 1000)?;
         let g = publish(&e, &[0], 1)?;
-        e.flush_upto(g);
+        e.flush_upto(g, WHY);
         let c0 = e.platform().cpu(cpu(0)?).ok_or(EINVAL)?;
         assert!(c0.get().covers(g));
         assert!(e.platform().flushed_bits.load(Relaxed) & 1 == 1);
@@ -525,7 +601,7 @@ mod tests {
         let g = publish(&e, &[0], 1)?;
         // CPU 0 switched address space after the publication.
         e.platform().cpu(cpu(0)?).ok_or(EINVAL)?.record(g);
-        assert_eq!(e.flush_upto(g), Flushed::Pruned);
+        assert_eq!(e.flush_upto(g, WHY), Flushed::Pruned);
         assert_eq!(flushes(&e), 0);
         assert!(e.is_retired(g));
         assert_eq!(count(&e, Stat::FlushesPruned), 1);
@@ -541,8 +617,42 @@ mod tests {
         let e = engine(4, 1000)?;
         let g = publish(&e, &[0, 1], 1)?;
         e.platform().cpu(cpu(1)?).ok_or(EINVAL)?.record(g);
-        assert_eq!(e.flush_upto(g), Flushed::Sent(1));
+        assert_eq!(e.flush_upto(g, WHY), Flushed::Sent(1));
         assert_eq!(e.platform().flushed_bits.load(Relaxed), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn flushes_are_reported_with_their_cause() -> Result {
+        if nr_cpu_ids() < 2 {
+            return Ok(());
+        }
+        let e = engine(4, 1000)?;
+        let p = e.platform();
+        let g1 = publish(&e, &[0, 1], 1)?;
+        p.cpu(cpu(1)?).ok_or(EINVAL)?.record(g1);
+        // Sent to CPU 0, CPU 1 pruned: one report with the caller's cause.
+        assert_eq!(e.flush_upto(g1, WHY), Flushed::Sent(1));
+        assert_eq!(p.reports.load(Relaxed), 1);
+        assert_eq!(p.last_cause.load(Relaxed), WHY.c_event());
+        assert_eq!((p.last_cpus.load(Relaxed), p.last_pruned.load(Relaxed)), (1, 1));
+        // Retired: nothing to report.
+        assert_eq!(e.flush_upto(g1, WHY), Flushed::Retired);
+        assert_eq!(p.reports.load(Relaxed), 1);
+        // Avoided by pruning: reported with no CPU sent.
+        let g2 = publish(&e, &[0], 1)?;
+        p.cpu(cpu(0)?).ok_or(EINVAL)?.record(g2);
+        let mm = Cause::from(Stat::FlushesPruned);
+        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0])?, g2, mm), Flushed::Pruned);
+        assert_eq!(p.reports.load(Relaxed), 2);
+        assert_eq!(p.last_cause.load(Relaxed), mm.c_event());
+        assert_eq!((p.last_cpus.load(Relaxed), p.last_pruned.load(Relaxed)), (0, 1));
+        // The engine's own flush, for the pending-page cap, names its cause.
+        let e = engine(8, 10)?;
+        publish(&e, &[0], 6)?;
+        publish(&e, &[0], 6)?;
+        let cap = Cause::from(Stat::DeclinedPendingCap).c_event();
+        assert_eq!(e.platform().last_cause.load(Relaxed), cap);
         Ok(())
     }
 
@@ -575,7 +685,7 @@ mod tests {
         assert_eq!(count(&e, Stat::DeclinedPendingCap), 0);
         assert_eq!(flushes(&e), 0);
         assert_eq!(e.pending(), (2, 3));
-        assert!(matches!(e.flush_upto(g3), Flushed::Sent(_)));
+        assert!(matches!(e.flush_upto(g3, WHY), Flushed::Sent(_)));
         assert_eq!(e.pending(), (0, 0));
         Ok(())
     }
@@ -602,7 +712,7 @@ mod tests {
         assert_eq!(e.pending(), (1, 2));
         assert!(e.is_retired(g1) && !e.is_retired(g2));
         // A page of g2 leaves: only CPU 1 is still stale.
-        assert_eq!(e.flush_upto(g2), Flushed::Sent(1));
+        assert_eq!(e.flush_upto(g2, WHY), Flushed::Sent(1));
         assert_eq!(e.platform().flushed_bits.load(Relaxed), 1 << 1);
         assert!(e.is_retired(g3));
         Ok(())
@@ -619,15 +729,15 @@ mod tests {
         // CPU 1 switched address space after g1.
         e.platform().cpu(cpu(1)?).ok_or(EINVAL)?.record(g1);
         // An mm that runs on CPUs 0-1 and deferred up to g1: only CPU 0.
-        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0, 1])?, g1), Flushed::Sent(1));
+        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0, 1])?, g1, WHY), Flushed::Sent(1));
         assert_eq!(e.platform().flushed_bits.load(Relaxed), 1);
         // g1 retired; g2's CPU 2 was left alone.
         assert!(e.is_retired(g1) && !e.is_retired(g2));
         assert_eq!(e.pending(), (1, 1));
         // Asked again: nothing to do.
-        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0, 1])?, g1), Flushed::Retired);
+        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0, 1])?, g1, WHY), Flushed::Retired);
         // CPU 0 is clean up to the latest generation now: pruned for g2.
-        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0])?, g2), Flushed::Pruned);
+        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0])?, g2, WHY), Flushed::Pruned);
         assert_eq!(flushes(&e), 1);
         Ok(())
     }
@@ -675,17 +785,6 @@ mod tests {
         assert_eq!(count(&e, Stat::DeclinedPendingCap), 1);
         assert_eq!(e.pending(), (0, 0));
         assert_eq!(count(&e, Stat::RequestsPublished), 1);
-        Ok(())
-    }
-
-    #[test]
-    fn disabled_engine_declines() -> Result {
-        let e = engine(4, 1000)?;
-        e.set_enabled(false);
-        assert_eq!(e.publish(&*mask_of(&[0])?, 1), Err(Declined::Disabled));
-        assert_eq!(count(&e, Stat::DeclinedDisabled), 1);
-        e.set_enabled(true);
-        assert!(publish(&e, &[0], 1).is_ok());
         Ok(())
     }
 
@@ -741,7 +840,7 @@ mod tests {
             last = g;
             // Every few rounds this worker's page leaves the allocator.
             if round % 3 == 0 {
-                s.engine.flush_upto(g);
+                s.engine.flush_upto(g, WHY);
                 // After the flush: retired, and its CPU clean.
                 let clean = s
                     .engine
@@ -778,7 +877,7 @@ mod tests {
         s.done.wait_for_completion();
         assert_eq!(s.violations.load(Relaxed), 0);
         // Everything published is pending or retired; flush what is left.
-        s.engine.flush_all();
+        s.engine.flush_all(WHY);
         assert_eq!(s.engine.pending(), (0, 0));
         let gens = s.engine.platform().gens();
         assert_eq!(gens.retired(), gens.latest());

@@ -5,12 +5,12 @@
 //! This is the only MIGRC module with `unsafe` code. It turns C-owned
 //! storage (`struct migrc_gens`, the per-CPU `migrc_cpu_flushed_gen`) into
 //! references, calls the C services (`migrc_arch_flush()`,
-//! `migrc_stat_add()`), and exports the functions declared in
+//! `migrc_stat_add()`, the trace events), and exports the functions declared in
 //! `include/linux/migrc.h`. Every export is checked against its C prototype
 //! at build time by `#[export]`.
 
 use super::{
-    engine::{Config, Engine, Flushed, Platform},
+    engine::{Cause, Config, Engine, FlushReport, Flushed, Platform},
     gen::{Gen, GenCounter},
     percpu::CpuFlushGen,
     stats::{Stat, StatSink},
@@ -96,6 +96,24 @@ unsafe impl Platform for KernelPlatform {
         // SAFETY: `mask` is valid for the call, and the context is the one required.
         unsafe { bindings::migrc_arch_flush(mask.as_raw()) };
     }
+
+    fn published(&self, gen: Gen, pages: u64, cpus: u32) {
+        // SAFETY: Callable from any context.
+        unsafe { bindings::migrc_trace_publish(gen.as_raw(), pages, cpus) };
+    }
+
+    fn report(&self, flush: &FlushReport) {
+        // SAFETY: Callable from any context with any value of the enum.
+        unsafe {
+            bindings::migrc_trace_flush(
+                flush.cause.c_event(),
+                flush.need.as_raw(),
+                flush.upto.as_raw(),
+                flush.cpus,
+                flush.pruned,
+            )
+        };
+    }
 }
 
 /// The kernel's engine, set up once by [`migrc_rust_init`].
@@ -177,8 +195,8 @@ pub(crate) unsafe extern "C" fn migrc_publish(
 /// Must be called in task context with interrupts enabled: the flush may
 /// send IPIs and wait for them.
 #[export]
-pub(crate) unsafe extern "C" fn migrc_flush_upto(gen: u64) -> u32 {
-    match global().map(|e| e.flush_upto(Gen::from_raw(gen))) {
+pub(crate) unsafe extern "C" fn migrc_flush_upto(gen: u64, cause: bindings::migrc_event) -> u32 {
+    match global().map(|e| e.flush_upto(Gen::from_raw(gen), Cause::new(cause))) {
         Some(Flushed::Sent(n)) => n,
         _ => 0,
     }
@@ -200,18 +218,19 @@ pub(crate) unsafe extern "C" fn migrc_flush_upto(gen: u64) -> u32 {
 pub(crate) unsafe extern "C" fn migrc_flush_cpus_upto(
     mask: *const bindings::cpumask,
     gen: u64,
+    cause: bindings::migrc_event,
 ) -> u32 {
     let Some(engine) = global() else {
         return 0;
     };
-    let gen = Gen::from_raw(gen);
+    let (gen, cause) = (Gen::from_raw(gen), Cause::new(cause));
     // Without a mask, every CPU is flushed: a bad argument costs IPIs, never
     // a skipped flush.
     // SAFETY: `mask` is null or valid for the call (function safety requirements).
     let mask = unsafe { cpumask_arg(mask) };
     let flushed = match mask {
-        Some(mask) => engine.flush_cpus_upto(mask, gen),
-        None => engine.flush_upto(gen),
+        Some(mask) => engine.flush_cpus_upto(mask, gen, cause),
+        None => engine.flush_upto(gen, cause),
     };
     match flushed {
         Flushed::Sent(n) => n,
@@ -232,43 +251,14 @@ unsafe fn cpumask_arg<'a>(mask: *const bindings::cpumask) -> Option<&'a Cpumask>
     Some(unsafe { Cpumask::from_raw(mask) })
 }
 
-/// Flushes every pending request.
+/// Flushes every pending request, for `cause`.
 ///
 /// # Safety
 ///
 /// Same context requirement as [`migrc_flush_upto`].
 #[export]
-pub(crate) unsafe extern "C" fn migrc_flush_all() {
+pub(crate) unsafe extern "C" fn migrc_flush_all(cause: bindings::migrc_event) {
     if let Some(e) = global() {
-        e.flush_all();
+        e.flush_all(Cause::new(cause));
     }
-}
-
-/// Whether new batches may be deferred (false before setup).
-///
-/// # Safety
-///
-/// Always safe to call (`unsafe` only because of `#[export]`).
-#[export]
-pub(crate) unsafe extern "C" fn migrc_enabled() -> bool {
-    global().is_some_and(|e| e.enabled())
-}
-
-/// Allows (`on`) or stops deferring new batches; stopping also flushes
-/// everything pending. Returns the previous setting.
-///
-/// # Safety
-///
-/// Same context requirement as [`migrc_flush_upto`].
-#[export]
-pub(crate) unsafe extern "C" fn migrc_set_enabled(on: bool) -> bool {
-    let Some(e) = global() else {
-        return false;
-    };
-    let was = e.enabled();
-    e.set_enabled(on);
-    if !on {
-        e.flush_all();
-    }
-    was
 }

@@ -178,7 +178,8 @@
 //! if let Some(engine) = migrc::global() {
 //!     // A page that stores no generation waits for nothing.
 //!     assert!(engine.is_retired(Gen::NONE));
-//!     assert_eq!(engine.flush_upto(Gen::NONE), migrc::Flushed::Retired);
+//!     let why = migrc::Cause::from(migrc::Stat::FlushesSent);
+//!     assert_eq!(engine.flush_upto(Gen::NONE, why), migrc::Flushed::Retired);
 //! }
 //! ```
 
@@ -190,7 +191,7 @@ pub(crate) mod prune;
 pub(crate) mod request;
 pub(crate) mod stats;
 
-pub use engine::{Config, Engine, Flushed, Platform};
+pub use engine::{Cause, Config, Engine, FlushReport, Flushed, Platform};
 pub use ffi::{global, KernelPlatform};
 pub use gen::{Gen, GenCounter};
 pub use percpu::CpuFlushGen;

@@ -23,8 +23,6 @@ use crate::{
 /// Why a batch could not be deferred. The caller must flush it now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Declined {
-    /// MIGRC is switched off (or was never set up).
-    Disabled,
     /// Deferring would exceed the cap on pending deferred pages.
     PendingCap,
     /// No generation or slot is left. Not reachable: the 64-bit generation

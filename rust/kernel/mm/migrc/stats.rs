@@ -41,8 +41,6 @@ events! {
     RequestsPublished = migrc_event_MIGRC_EV_REQUESTS_PUBLISHED,
     /// Requests retired (flushed or pruned on every CPU).
     RequestsRetired = migrc_event_MIGRC_EV_REQUESTS_RETIRED,
-    /// Batches flushed at once because MIGRC was off.
-    DeclinedDisabled = migrc_event_MIGRC_EV_DECLINED_DISABLED,
     /// Batches flushed at once because no generation was left.
     DeclinedExhausted = migrc_event_MIGRC_EV_DECLINED_EXHAUSTED,
     /// Publications that reached the pending-page cap: everything pending

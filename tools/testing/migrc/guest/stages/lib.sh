@@ -14,6 +14,37 @@ vmstat_sum() { awk -v p="$1" 'index($1, p) == 1 { s += $2 } END { print s + 0 }'
 # migrc_events FIELD: field 1 (names) or 2 (values) of every MIGRC event.
 migrc_events() { cat $MIGRC_STATS 2>/dev/null | awk -v f="$1" '{ printf "%s ", $f }'; }
 
+# MIGRC's trace events (include/trace/events/migrc.h).
+TRACING=/sys/kernel/tracing
+MIGRC_TRACE=$TRACING/events/migrc
+# migrc_trace_start: record MIGRC's trace events from now on, and nothing else.
+migrc_trace_start() {
+	mount -t tracefs none $TRACING 2>/dev/null
+	for e in migrc_publish migrc_flush migrc_refuse; do
+		[ -w $MIGRC_TRACE/$e/enable ] || fail "no trace event migrc:$e"
+	done
+	echo 0 > $TRACING/tracing_on
+	echo > $TRACING/set_event
+	# Node 0 is small: 1 MiB per CPU holds thousands of records.
+	echo 1024 > $TRACING/buffer_size_kb
+	echo > $TRACING/trace
+	echo 1 > $MIGRC_TRACE/enable
+	echo 1 > $TRACING/tracing_on
+}
+# migrc_trace_stop FILE: stop, and keep the records in FILE; fails if the
+# ring buffer lost any (the counts would be short).
+migrc_trace_stop() {
+	echo 0 > $TRACING/tracing_on
+	echo 0 > $MIGRC_TRACE/enable
+	lost=$(cat $TRACING/per_cpu/cpu*/stats | awk '$1 == "overrun:" { s += $2 } END { print s + 0 }')
+	[ "$lost" -eq 0 ] || fail "the trace buffer lost $lost records"
+	grep -v '^#' $TRACING/trace > "$1"
+	echo > $TRACING/trace
+	echo 4 > $TRACING/buffer_size_kb
+}
+# migrc_gen latest|retired: MIGRC's generations (debugfs migrc/state).
+migrc_gen() { awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/migrc/state; }
+
 # 'make bench': the TLB shootdown interrupts of every CPU (/proc/interrupts).
 tlb_ipis() {
 	awk '$1 == "TLB:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i }
