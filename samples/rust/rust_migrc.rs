@@ -56,7 +56,7 @@ impl kernel::Module for RustMigrc {
         );
 
         for stat in migrc::Stat::ALL {
-            pr_info!("{:?} {}\n", stat, migrc::KernelPlatform::stat(stat));
+            pr_info!("{:?} {}\n", stat, engine.stat(stat));
         }
         Ok(RustMigrc)
     }

@@ -45,7 +45,7 @@ use crate::{
 ///
 /// The pruning and retiring decisions of the engine rely on these: a
 /// platform that broke one of them could make the engine skip a flush.
-pub unsafe trait Platform: StatSink + Send + Sync {
+pub(super) unsafe trait Platform: StatSink + Send + Sync {
     /// The generation counter.
     fn gens(&self) -> &GenCounter;
 
@@ -70,8 +70,8 @@ pub unsafe trait Platform: StatSink + Send + Sync {
 }
 
 /// Why a flush is asked for: the C `enum migrc_event` its caller counts it
-/// under. The engine decides nothing by it; it hands it on in the
-/// [`FlushReport`].
+/// under. The engine decides nothing by it; it hands it on with the
+/// flush, which the kernel traces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cause(bindings::migrc_event);
 
@@ -95,7 +95,7 @@ impl From<Stat> for Cause {
 
 /// One flush the engine sent or avoided, for [`Platform::report`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FlushReport {
+pub(super) struct FlushReport {
     /// Why it was asked for.
     pub cause: Cause,
     /// The generation the caller needed flushed.
@@ -111,7 +111,7 @@ pub struct FlushReport {
 
 /// Sizes of an engine.
 #[derive(Clone, Copy, Debug)]
-pub struct Config {
+pub(super) struct Config {
     /// Request slots (migration batches that can be pending at once, before
     /// new ones fold into the newest); at least one.
     pub slots: usize,
@@ -119,7 +119,7 @@ pub struct Config {
     pub max_pending_pages: u64,
 }
 
-/// What [`Engine::flush_upto`] did.
+/// What a flush for a generation did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flushed {
     /// The generation was already retired: nothing to do.
@@ -141,7 +141,7 @@ pub enum Flushed {
 ///   can still use a stale entry for it.
 /// * Lock order: `flusher` before `pool`, never both taken the other way.
 #[pin_data]
-pub struct Engine<P: Platform> {
+pub(super) struct Engine<P: Platform> {
     platform: P,
     #[pin]
     pool: SpinLock<RequestPool>,
@@ -156,7 +156,11 @@ impl<P: Platform> Engine<P> {
     /// Creates an engine. All memory it will ever use is allocated here.
     ///
     /// Fails with `EINVAL` for a [`Config`] without slots, and with `ENOMEM`.
-    pub fn new(platform: P, config: Config, flags: Flags) -> Result<impl PinInit<Self, Error>> {
+    pub(super) fn new(
+        platform: P,
+        config: Config,
+        flags: Flags,
+    ) -> Result<impl PinInit<Self, Error>> {
         let pool = RequestPool::new(config.slots, config.max_pending_pages, flags)?;
         let scratch = KBox::new(CpumaskVar::new_zero(flags)?, flags)?;
         Ok(try_pin_init!(Self {
@@ -172,13 +176,13 @@ impl<P: Platform> Engine<P> {
     }
 
     /// Pending requests and the pages waiting on them.
-    pub fn pending(&self) -> (usize, u64) {
+    pub(super) fn pending(&self) -> (usize, u64) {
         let pool = self.pool.lock();
         (pool.pending(), pool.pending_pages())
     }
 
     /// Whether every request up to `gen` is flushed or pruned.
-    pub fn is_retired(&self, gen: Gen) -> bool {
+    pub(super) fn is_retired(&self, gen: Gen) -> bool {
         self.platform.gens().is_retired(gen)
     }
 
@@ -206,7 +210,7 @@ impl<P: Platform> Engine<P> {
     /// Returns [`Gen::NONE`] when `mask` is empty (no CPU may hold an entry,
     /// nothing to flush). On [`Declined`] nothing was recorded and the
     /// caller must flush the batch now.
-    pub fn publish(&self, mask: &Cpumask, pages: u64) -> Result<Gen, Declined> {
+    pub(super) fn publish(&self, mask: &Cpumask, pages: u64) -> Result<Gen, Declined> {
         let mut res = self.try_publish(mask, pages);
         if res == Err(Declined::PendingCap) {
             self.platform.add(Stat::DeclinedPendingCap, 1);
@@ -253,7 +257,7 @@ impl<P: Platform> Engine<P> {
     ///
     /// Must be called in task context with interrupts enabled (the platform
     /// may send IPIs); it may spin while another CPU flushes.
-    pub fn flush_upto(&self, need: Gen, cause: Cause) -> Flushed {
+    pub(super) fn flush_upto(&self, need: Gen, cause: Cause) -> Flushed {
         let gens = self.platform.gens();
         // Rule (R): a retired watermark covering `need` means the flushes
         // that retired it are complete.
@@ -298,7 +302,7 @@ impl<P: Platform> Engine<P> {
     /// whose flushed generation does not cover `need` are flushed; requests
     /// whose CPUs are then all clean retire. Same context as
     /// [`Engine::flush_upto`].
-    pub fn flush_cpus_upto(&self, mask: &Cpumask, need: Gen, cause: Cause) -> Flushed {
+    pub(super) fn flush_cpus_upto(&self, mask: &Cpumask, need: Gen, cause: Cause) -> Flushed {
         let gens = self.platform.gens();
         // Rule (R), as in `flush_upto`.
         if gens.is_retired(need) {
@@ -344,7 +348,8 @@ impl<P: Platform> Engine<P> {
     /// Called with the flusher lock held (`target` is its scratch mask).
     fn send_and_retire(&self, target: &mut Cpumask, mut report: FlushReport) -> Flushed {
         let g0 = report.upto;
-        self.platform.add(Stat::CpusPruned, u64::from(report.pruned));
+        self.platform
+            .add(Stat::CpusPruned, u64::from(report.pruned));
         let outcome = match target.weight() {
             0 => {
                 self.platform.add(Stat::FlushesPruned, 1);
@@ -372,12 +377,12 @@ impl<P: Platform> Engine<P> {
     }
 
     /// Flushes everything published so far; `cause` says why.
-    pub fn flush_all(&self, cause: Cause) -> Flushed {
+    pub(super) fn flush_all(&self, cause: Cause) -> Flushed {
         self.flush_upto(self.platform.gens().latest(), cause)
     }
 
     /// Retires every request whose CPUs are all clean, without flushing.
-    pub fn reap(&self) {
+    pub(super) fn reap(&self) {
         let mut pool = self.pool.lock();
         self.retire_locked(&mut pool);
     }
@@ -635,7 +640,10 @@ mod tests {
         assert_eq!(e.flush_upto(g1, WHY), Flushed::Sent(1));
         assert_eq!(p.reports.load(Relaxed), 1);
         assert_eq!(p.last_cause.load(Relaxed), WHY.c_event());
-        assert_eq!((p.last_cpus.load(Relaxed), p.last_pruned.load(Relaxed)), (1, 1));
+        assert_eq!(
+            (p.last_cpus.load(Relaxed), p.last_pruned.load(Relaxed)),
+            (1, 1)
+        );
         // Retired: nothing to report.
         assert_eq!(e.flush_upto(g1, WHY), Flushed::Retired);
         assert_eq!(p.reports.load(Relaxed), 1);
@@ -646,7 +654,10 @@ mod tests {
         assert_eq!(e.flush_cpus_upto(&*mask_of(&[0])?, g2, mm), Flushed::Pruned);
         assert_eq!(p.reports.load(Relaxed), 2);
         assert_eq!(p.last_cause.load(Relaxed), mm.c_event());
-        assert_eq!((p.last_cpus.load(Relaxed), p.last_pruned.load(Relaxed)), (0, 1));
+        assert_eq!(
+            (p.last_cpus.load(Relaxed), p.last_pruned.load(Relaxed)),
+            (0, 1)
+        );
         // The engine's own flush, for the pending-page cap, names its cause.
         let e = engine(8, 10)?;
         publish(&e, &[0], 6)?;
@@ -729,15 +740,24 @@ mod tests {
         // CPU 1 switched address space after g1.
         e.platform().cpu(cpu(1)?).ok_or(EINVAL)?.record(g1);
         // An mm that runs on CPUs 0-1 and deferred up to g1: only CPU 0.
-        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0, 1])?, g1, WHY), Flushed::Sent(1));
+        assert_eq!(
+            e.flush_cpus_upto(&*mask_of(&[0, 1])?, g1, WHY),
+            Flushed::Sent(1)
+        );
         assert_eq!(e.platform().flushed_bits.load(Relaxed), 1);
         // g1 retired; g2's CPU 2 was left alone.
         assert!(e.is_retired(g1) && !e.is_retired(g2));
         assert_eq!(e.pending(), (1, 1));
         // Asked again: nothing to do.
-        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0, 1])?, g1, WHY), Flushed::Retired);
+        assert_eq!(
+            e.flush_cpus_upto(&*mask_of(&[0, 1])?, g1, WHY),
+            Flushed::Retired
+        );
         // CPU 0 is clean up to the latest generation now: pruned for g2.
-        assert_eq!(e.flush_cpus_upto(&*mask_of(&[0])?, g2, WHY), Flushed::Pruned);
+        assert_eq!(
+            e.flush_cpus_upto(&*mask_of(&[0])?, g2, WHY),
+            Flushed::Pruned
+        );
         assert_eq!(flushes(&e), 1);
         Ok(())
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The boundary with C: the kernel platform, the global engine, the C API.
+//! The boundary with C: the kernel platform, the kernel's engine, the C API.
 //!
 //! This is the only MIGRC module with `unsafe` code. It turns C-owned
 //! storage (`struct migrc_gens`, the per-CPU `migrc_cpu_flushed_gen`) into
@@ -13,6 +13,7 @@ use super::{
     engine::{Cause, Config, Engine, FlushReport, Flushed, Platform},
     gen::{Gen, GenCounter},
     percpu::CpuFlushGen,
+    request::Declined,
     stats::{Stat, StatSink},
 };
 use crate::{
@@ -37,7 +38,7 @@ const _: () = assert!(
 /// Only `migrc_rust_init()` creates a value (the field is private), and only
 /// the engine it installs as the kernel's keeps one: the kernel's generations
 /// and per-CPU records belong to that engine alone.
-pub struct KernelPlatform {
+pub(super) struct KernelPlatform {
     _private: (),
 }
 
@@ -47,12 +48,6 @@ impl KernelPlatform {
         // Static C object, only accessed atomically, same layout (asserted above).
         // SAFETY: Valid and aligned for `'static`; all accesses are atomic.
         unsafe { &*(&raw const bindings::migrc_gens).cast::<GenCounter>() }
-    }
-
-    /// The current total of `stat`, as debugfs `migrc/stats` shows it.
-    pub fn stat(stat: Stat) -> u64 {
-        // SAFETY: Callable from any context with any item of the enum.
-        unsafe { bindings::migrc_stat_read(stat.c_event()) }
     }
 }
 
@@ -116,12 +111,59 @@ unsafe impl Platform for KernelPlatform {
     }
 }
 
+/// The kernel's MIGRC engine: what kernel code outside MIGRC may do with it.
+///
+/// # Invariants
+///
+/// `engine` runs on the only `KernelPlatform`: it is the engine
+/// `migrc_rust_init()` built, and no method hands it out.
+pub struct KernelEngine {
+    engine: Pin<KBox<Engine<KernelPlatform>>>,
+}
+
+impl KernelEngine {
+    /// Defers the flush of one migration batch whose invalidation the caller
+    /// already made visible (see the C `migrc_publish()`); `Gen::NONE` for
+    /// an empty `mask`, [`Declined`] when the caller must flush now.
+    pub fn publish(&self, mask: &Cpumask, pages: u64) -> Result<Gen, Declined> {
+        self.engine.publish(mask, pages)
+    }
+
+    /// Makes sure no CPU can use a stale entry of any request up to `need`,
+    /// for `cause`. Task context, interrupts enabled.
+    pub fn flush_upto(&self, need: Gen, cause: Cause) -> Flushed {
+        self.engine.flush_upto(need, cause)
+    }
+
+    /// Flushes everything published so far, for `cause`. Task context,
+    /// interrupts enabled.
+    pub fn flush_all(&self, cause: Cause) -> Flushed {
+        self.engine.flush_all(cause)
+    }
+
+    /// Whether every request up to `gen` is flushed or pruned.
+    pub fn is_retired(&self, gen: Gen) -> bool {
+        self.engine.is_retired(gen)
+    }
+
+    /// Pending requests and the pages waiting on them.
+    pub fn pending(&self) -> (usize, u64) {
+        self.engine.pending()
+    }
+
+    /// The current total of `stat`, as debugfs `migrc/stats` shows it.
+    pub fn stat(&self, stat: Stat) -> u64 {
+        // SAFETY: Callable from any context with any item of the enum.
+        unsafe { bindings::migrc_stat_read(stat.c_event()) }
+    }
+}
+
 /// The kernel's engine, set up once by [`migrc_rust_init`].
-static ENGINE: SetOnce<Pin<KBox<Engine<KernelPlatform>>>> = SetOnce::new();
+static ENGINE: SetOnce<KernelEngine> = SetOnce::new();
 
 /// The kernel's MIGRC engine, or `None` before setup (or if it failed).
-pub fn global() -> Option<&'static Engine<KernelPlatform>> {
-    ENGINE.as_ref().map(|e| e.as_ref().get_ref())
+pub fn global() -> Option<&'static KernelEngine> {
+    ENGINE.as_ref()
 }
 
 /// Sets up the kernel's engine.
@@ -148,7 +190,8 @@ pub(crate) unsafe extern "C" fn migrc_rust_init(slots: u32, max_pending_pages: u
         Ok(e) => e,
         Err(e) => return e.to_errno(),
     };
-    if ENGINE.populate(engine) {
+    // INVARIANT: `engine` runs on the only `KernelPlatform`.
+    if ENGINE.populate(KernelEngine { engine }) {
         0
     } else {
         EBUSY.to_errno()
@@ -229,7 +272,7 @@ pub(crate) unsafe extern "C" fn migrc_flush_cpus_upto(
     // SAFETY: `mask` is null or valid for the call (function safety requirements).
     let mask = unsafe { cpumask_arg(mask) };
     let flushed = match mask {
-        Some(mask) => engine.flush_cpus_upto(mask, gen, cause),
+        Some(mask) => engine.engine.flush_cpus_upto(mask, gen, cause),
         None => engine.flush_upto(gen, cause),
     };
     match flushed {

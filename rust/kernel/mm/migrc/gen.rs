@@ -13,7 +13,7 @@ use crate::sync::atomic::{Acquire, Atomic, Relaxed, Release};
 /// A MIGRC generation.
 ///
 /// Generations are published in strictly increasing order by
-/// [`GenCounter`]; [`Gen::NONE`] (zero) means "no deferred flush".
+/// the engine's counter; [`Gen::NONE`] (zero) means "no deferred flush".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Gen(u64);
 
@@ -77,14 +77,14 @@ impl Gen {
 /// `latest` and `retired` never decrease, and `retired <= latest`: the
 /// watermark only moves to a generation that was already published.
 #[repr(C)]
-pub struct GenCounter {
+pub(super) struct GenCounter {
     latest: Atomic<u64>,
     retired: Atomic<u64>,
 }
 
 impl GenCounter {
     /// A counter with nothing published.
-    pub const fn new() -> Self {
+    pub(super) const fn new() -> Self {
         GenCounter {
             latest: Atomic::new(0),
             retired: Atomic::new(0),
@@ -93,7 +93,7 @@ impl GenCounter {
 
     /// A counter whose next generation will be `latest + 1`, for tests of
     /// exhaustion.
-    pub const fn starting_at(latest: u64) -> Self {
+    pub(super) const fn starting_at(latest: u64) -> Self {
         GenCounter {
             latest: Atomic::new(latest),
             retired: Atomic::new(latest),
@@ -101,17 +101,17 @@ impl GenCounter {
     }
 
     /// The latest published generation (acquire: rule (S)).
-    pub fn latest(&self) -> Gen {
+    pub(super) fn latest(&self) -> Gen {
         Gen(self.latest.load(Acquire))
     }
 
     /// The retired watermark (acquire: rule (R)).
-    pub fn retired(&self) -> Gen {
+    pub(super) fn retired(&self) -> Gen {
         Gen(self.retired.load(Acquire))
     }
 
     /// Whether every request up to `gen` is known flushed.
-    pub fn is_retired(&self, gen: Gen) -> bool {
+    pub(super) fn is_retired(&self, gen: Gen) -> bool {
         self.retired().covers(gen)
     }
 

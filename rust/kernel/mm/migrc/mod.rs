@@ -14,24 +14,27 @@
 //!
 //! # Pieces
 //!
-//! * `gen`: generations ([`Gen`], [`GenCounter`]). A global counter is
+//! * `gen`: generations ([`Gen`], `GenCounter`). A global counter is
 //!   bumped for each published batch; a free page keeps the generation it
 //!   waits for; a *retired* watermark says up to which generation every
 //!   flush is done.
 //! * `percpu`: per CPU, the generation up to which it is known clean
-//!   ([`CpuFlushGen`]).
+//!   (`CpuFlushGen`).
 //! * `request`: one request per deferred batch (its cpumask, generation,
 //!   page count) in a fixed pool; never allocates after setup.
 //! * `prune`: drops the CPUs that flushed since a request was published.
 //! * `stats`: the events MIGRC counts ([`Stat`], debugfs `migrc/stats`).
-//! * `engine`: ties them together ([`Engine`]): publish (and decide what a
+//! * `engine`: ties them together (`Engine`): publish (and decide what a
 //!   full pool costs), then one folded and pruned flush for every pending
 //!   request when a waiting page is reused.
-//! * `ffi`: the only module with `unsafe`: C storage, C services and the
-//!   `#[export]`ed C API of `include/linux/migrc.h`.
+//! * `ffi`: the only module with `unsafe`: C storage, C services, the
+//!   kernel's engine ([`KernelEngine`]) and the `#[export]`ed C API of
+//!   `include/linux/migrc.h`.
 //!
-//! The modules are private to the kernel crate; this module re-exports what
-//! the C glue's boundary and other Rust code may use.
+//! The modules are private. Outside the kernel crate, MIGRC is the
+//! kernel's engine, [`KernelEngine`] (from [`global`]), and the values its
+//! methods take and return: [`Gen`], [`Cause`], [`Stat`], [`Flushed`] and
+//! [`Declined`].
 //!
 //! # What the safe API guarantees
 //!
@@ -40,99 +43,75 @@
 //! CPU as flushed, to move the retired watermark, or to publish a generation
 //! without its request, and none is reachable:
 //!
-//! * Recording a CPU ([`CpuFlushGen`]'s `record` and `record_at_least`) and
-//!   moving the counters ([`GenCounter`]'s `next`, `publish`, `retire_to`)
-//!   are private to this module. Safe code can read them only.
-//! * [`Platform`] is an `unsafe trait`: a platform promises that its
-//!   counter and per-CPU records serve one engine only and that its flush
-//!   really flushes. The kernel's platform, [`KernelPlatform`], cannot be
-//!   constructed outside this module, and [`Engine`] does not hand it out,
-//!   so no second engine can run on the kernel's records.
-//! * What stays safe can only add flushing: [`Engine::publish`] records a
-//!   request that stays pending until every CPU of its mask is covered;
-//!   [`Engine::flush_upto`] and [`Engine::flush_all`] flush.
+//! * Recording a CPU (`CpuFlushGen::record()` and `record_at_least()`) and
+//!   moving the counters (`GenCounter::next()`, `publish()`,
+//!   `retire_to()`) are private to this module, and outside the kernel
+//!   crate neither type can even be named.
+//! * `Platform` is an `unsafe trait`: a platform promises that its counter
+//!   and per-CPU records serve one engine only and that its flush really
+//!   flushes. Outside the kernel crate no platform or engine can be built
+//!   at all; inside, `KernelPlatform` cannot be constructed outside this
+//!   module, and no engine hands its platform out, so no second engine can
+//!   run on the kernel's records.
+//! * What [`KernelEngine`] offers can only add flushing:
+//!   [`KernelEngine::publish`] records a request that stays pending until
+//!   every CPU of its mask is covered; [`KernelEngine::flush_upto`] and
+//!   [`KernelEngine::flush_all`] flush. It does not hand its engine out.
 //!
 //! Each property has a `compile_fail` example below. rustdoc cannot run
 //! them in the kernel (they are marked `ignore`); `make test` compiles
-//! every such example of this module against the kernel crate and fails
-//! unless the compiler rejects it with the error code the example names.
+//! every such example of this module as a crate of its own against the
+//! kernel crate and fails unless the compiler rejects it with the error
+//! code the example names.
 //!
-//! ```ignore,compile_fail,E0624
-//! use kernel::mm::migrc::{CpuFlushGen, Gen};
+//! ```ignore,compile_fail,E0603
+//! use kernel::mm::migrc::percpu::CpuFlushGen;
+//! use kernel::mm::migrc::Gen;
 //! use kernel::sync::atomic::Atomic;
-//! // A safe caller cannot record a flush that did not happen.
+//! // A safe caller cannot record a flush that did not happen: the per-CPU
+//! // records are private.
 //! fn forge(slot: &Atomic<u64>) {
 //!     CpuFlushGen::from(slot).record(Gen::from_raw(u64::MAX));
 //! }
 //! ```
 //!
-//! ```ignore,compile_fail,E0624
-//! use kernel::mm::migrc::{CpuFlushGen, Gen};
-//! use kernel::sync::atomic::Atomic;
-//! // Nor claim it on behalf of another CPU.
-//! fn forge(slot: &Atomic<u64>) {
-//!     CpuFlushGen::from(slot).record_at_least(Gen::from_raw(u64::MAX));
-//! }
-//! ```
-//!
-//! ```ignore,compile_fail,E0624
-//! use kernel::mm::migrc::{Gen, GenCounter};
-//! // Nor retire generations nobody flushed...
+//! ```ignore,compile_fail,E0603
+//! use kernel::mm::migrc::gen::GenCounter;
+//! use kernel::mm::migrc::Gen;
+//! // Nor retire generations nobody flushed, or publish one without its
+//! // request: the counter is private.
 //! fn forge(gens: &GenCounter) {
 //!     gens.retire_to(Gen::from_raw(u64::MAX));
 //! }
 //! ```
 //!
-//! ```ignore,compile_fail,E0624
-//! use kernel::mm::migrc::{Gen, GenCounter};
-//! // ...or publish a generation without its request.
-//! fn forge(gens: &GenCounter) {
-//!     gens.publish(Gen::from_raw(1 << 40));
-//! }
-//! ```
-//!
-//! ```ignore,compile_fail,E0451
-//! use kernel::mm::migrc::KernelPlatform;
-//! // A second engine cannot be built on the kernel's records.
-//! fn forge() -> KernelPlatform {
-//!     KernelPlatform { _private: () }
-//! }
-//! ```
-//!
-//! ```ignore,compile_fail,E0624
-//! use kernel::mm::migrc;
-//! // The kernel's engine does not hand its platform out.
-//! fn forge() {
-//!     if let Some(e) = migrc::global() {
-//!         let _ = e.platform();
-//!     }
-//! }
-//! ```
-//!
-//! ```ignore,compile_fail,E0200
-//! use kernel::mm::migrc::{CpuFlushGen, GenCounter, Platform, Stat, StatSink};
-//! use kernel::{cpu::CpuId, cpumask::Cpumask};
-//! // A platform is a promise: implementing it needs `unsafe impl`.
-//! struct Liar;
-//! impl StatSink for Liar {
-//!     fn add(&self, _: Stat, _: u64) {}
-//! }
-//! impl Platform for Liar {
-//!     fn gens(&self) -> &GenCounter {
-//!         loop {}
-//!     }
-//!     fn cpu(&self, _: CpuId) -> Option<CpuFlushGen<'_>> {
-//!         None
-//!     }
-//!     fn flush(&self, _: &Cpumask) {}
-//! }
+//! ```ignore,compile_fail,E0603
+//! use kernel::mm::migrc::engine::{Engine, Platform};
+//! // Nor build an engine of its own, on a platform that lies.
+//! fn forge<P: Platform>(e: &Engine<P>) {}
 //! ```
 //!
 //! ```ignore,compile_fail,E0603
-//! use kernel::mm::migrc::request::RequestPool;
-//! // The internal modules are private to the kernel crate.
-//! fn forge(pool: &mut RequestPool) {
-//!     pool.retire_where(|_, _| true);
+//! use kernel::mm::migrc::ffi::KernelPlatform;
+//! // Nor reach the kernel's platform.
+//! fn forge(_: KernelPlatform) {}
+//! ```
+//!
+//! ```ignore,compile_fail,E0616
+//! use kernel::mm::migrc;
+//! // The kernel's engine does not hand its engine (or platform) out.
+//! fn forge() {
+//!     if let Some(k) = migrc::global() {
+//!         let _ = &k.engine;
+//!     }
+//! }
+//! ```
+//!
+//! ```ignore,compile_fail,E0063
+//! use kernel::mm::migrc::KernelEngine;
+//! // Nor can a second one be made.
+//! fn forge() -> KernelEngine {
+//!     KernelEngine {}
 //! }
 //! ```
 //!
@@ -183,17 +162,16 @@
 //! }
 //! ```
 
-pub(crate) mod engine;
+mod engine;
 mod ffi;
-pub(crate) mod gen;
-pub(crate) mod percpu;
-pub(crate) mod prune;
-pub(crate) mod request;
-pub(crate) mod stats;
+mod gen;
+mod percpu;
+mod prune;
+mod request;
+mod stats;
 
-pub use engine::{Cause, Config, Engine, FlushReport, Flushed, Platform};
-pub use ffi::{global, KernelPlatform};
-pub use gen::{Gen, GenCounter};
-pub use percpu::CpuFlushGen;
+pub use engine::{Cause, Flushed};
+pub use ffi::{global, KernelEngine};
+pub use gen::Gen;
 pub use request::Declined;
-pub use stats::{Stat, StatCounters, StatSink};
+pub use stats::Stat;

@@ -36,7 +36,7 @@ use crate::sync::atomic::{Acquire, Atomic, Relaxed, Release};
 /// Borrowed from storage that outlives it: the C per-CPU `atomic64_t` in the
 /// kernel (see the boundary module), a plain array in tests.
 #[derive(Clone, Copy)]
-pub struct CpuFlushGen<'a>(&'a Atomic<u64>);
+pub(super) struct CpuFlushGen<'a>(&'a Atomic<u64>);
 
 impl<'a> From<&'a Atomic<u64>> for CpuFlushGen<'a> {
     fn from(slot: &'a Atomic<u64>) -> Self {
@@ -46,7 +46,7 @@ impl<'a> From<&'a Atomic<u64>> for CpuFlushGen<'a> {
 
 impl CpuFlushGen<'_> {
     /// The generation this CPU is known to have flushed up to.
-    pub fn get(self) -> Gen {
+    pub(super) fn get(self) -> Gen {
         Gen::from_raw(self.0.load(Acquire))
     }
 

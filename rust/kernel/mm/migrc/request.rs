@@ -15,7 +15,7 @@
 
 use super::gen::Gen;
 use crate::{
-    alloc::{Flags, KVec},
+    alloc::{Flags, KBox, KVec},
     cpumask::{Cpumask, CpumaskVar},
     error::{code::EINVAL, Result},
 };
@@ -25,8 +25,9 @@ use crate::{
 pub enum Declined {
     /// Deferring would exceed the cap on pending deferred pages.
     PendingCap,
-    /// No generation or slot is left. Not reachable: the 64-bit generation
-    /// space does not run out, and a pool always has a slot.
+    /// The generation counter reached its end. Not in a kernel's life (a
+    /// billion publications a second take 584 years), but a counter may be
+    /// set up to start near it.
     Exhausted,
 }
 
@@ -92,17 +93,36 @@ struct Slot {
     mask: CpumaskVar,
 }
 
+impl Slot {
+    fn new(flags: Flags) -> Result<Self> {
+        Ok(Slot {
+            req: None,
+            mask: CpumaskVar::new_zero(flags)?,
+        })
+    }
+
+    /// How well the slot suits a new request: a free slot first, else the
+    /// newest pending request, which the new one can fold into.
+    fn fitness(&self) -> (bool, Gen) {
+        match self.req {
+            None => (true, Gen::NONE),
+            Some(req) => (false, req.gen),
+        }
+    }
+}
+
 /// A fixed-size pool of requests.
 ///
 /// # Invariants
 ///
-/// * `slots` is not empty, so a full pool always has a newest request.
+/// * `first` and `rest` are the slots: a pool is never without one.
 /// * `pending_pages` is the sum of `pages` over occupied slots, and never
 ///   exceeds `max_pending_pages`.
 /// * The `[oldest, gen]` ranges of occupied slots do not overlap: a fold
 ///   joins the newest request and takes the new, larger generation.
 pub(super) struct RequestPool {
-    slots: KVec<Slot>,
+    first: KBox<Slot>,
+    rest: KVec<Slot>,
     pending_pages: u64,
     max_pending_pages: u64,
 }
@@ -112,30 +132,31 @@ impl RequestPool {
     /// admitting at most `max_pending_pages` pending pages. Fails with
     /// `EINVAL` for no slots and `ENOMEM`.
     pub(super) fn new(nr_slots: usize, max_pending_pages: u64, flags: Flags) -> Result<Self> {
-        if nr_slots == 0 {
-            return Err(EINVAL);
+        let more = nr_slots.checked_sub(1).ok_or(EINVAL)?;
+        let mut rest = KVec::with_capacity(more, flags)?;
+        for _ in 0..more {
+            rest.push(Slot::new(flags)?, flags)?;
         }
-        let mut slots = KVec::with_capacity(nr_slots, flags)?;
-        for _ in 0..nr_slots {
-            slots.push(
-                Slot {
-                    req: None,
-                    mask: CpumaskVar::new_zero(flags)?,
-                },
-                flags,
-            )?;
-        }
-        // INVARIANT: `nr_slots > 0` slots, none occupied, nothing pending.
+        // INVARIANT: `nr_slots` slots, none occupied, nothing pending.
         Ok(RequestPool {
-            slots,
+            first: KBox::new(Slot::new(flags)?, flags)?,
+            rest,
             pending_pages: 0,
             max_pending_pages,
         })
     }
 
+    fn slots(&self) -> impl Iterator<Item = &Slot> {
+        core::iter::once(&*self.first).chain(self.rest.iter())
+    }
+
+    fn slots_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
+        core::iter::once(&mut *self.first).chain(self.rest.iter_mut())
+    }
+
     /// Number of occupied slots.
     pub(super) fn pending(&self) -> usize {
-        self.slots.iter().filter(|s| s.req.is_some()).count()
+        self.slots().filter(|s| s.req.is_some()).count()
     }
 
     /// Pages waiting on pending requests.
@@ -146,7 +167,7 @@ impl RequestPool {
     /// Whether a slot is free, so that [`RequestPool::record`] would not
     /// have to fold.
     pub(super) fn has_free_slot(&self) -> bool {
-        self.slots.iter().any(|s| s.req.is_none())
+        self.slots().any(|s| s.req.is_none())
     }
 
     /// Whether `pages` more pending pages stay within the cap.
@@ -166,22 +187,26 @@ impl RequestPool {
     /// exceeded (nothing changes then).
     pub(super) fn record(&mut self, req: Request, mask: &Cpumask) -> Result<Recorded, Declined> {
         let total = self.new_total(req.pages).ok_or(Declined::PendingCap)?;
-        let (slot, how) = match self.slots.iter().position(|s| s.req.is_none()) {
-            Some(i) => (self.slots.get_mut(i), Recorded::New),
-            None => (self.newest_slot(), Recorded::Folded),
-        };
-        // Without a free slot some slot is occupied (`slots` is not empty).
-        let slot = slot.ok_or(Declined::Exhausted)?;
-        match slot.req {
+        // A free slot if there is one, else the newest pending request.
+        let slot = self.rest.iter_mut().fold(&mut *self.first, |best, s| {
+            if s.fitness() > best.fitness() {
+                s
+            } else {
+                best
+            }
+        });
+        let how = match slot.req {
             Some(old) => {
                 slot.mask.or(mask);
                 slot.req = Some(old.fold(req, old.pages.saturating_add(req.pages)));
+                Recorded::Folded
             }
             None => {
                 mask.copy(&mut slot.mask);
                 slot.req = Some(req);
+                Recorded::New
             }
-        }
+        };
         // INVARIANT: `req.pages` was added to one occupied slot and to the
         // sum, which stays within the cap as checked above. A fold went to
         // the newest request and `req` is newer than all, so the ranges
@@ -190,16 +215,9 @@ impl RequestPool {
         Ok(how)
     }
 
-    fn newest_slot(&mut self) -> Option<&mut Slot> {
-        self.slots
-            .iter_mut()
-            .filter(|s| s.req.is_some())
-            .max_by_key(|s| s.req.map(|r| r.gen))
-    }
-
     /// Calls `f` for every pending request with its cpumask.
     pub(super) fn for_each_pending(&self, mut f: impl FnMut(&Request, &Cpumask)) {
-        for s in self.slots.iter() {
+        for s in self.slots() {
             if let Some(req) = &s.req {
                 f(req, &s.mask);
             }
@@ -213,7 +231,7 @@ impl RequestPool {
         mut done: impl FnMut(&Request, &Cpumask) -> bool,
     ) -> (u64, u64) {
         let (mut reqs, mut pages) = (0u64, 0u64);
-        for s in self.slots.iter_mut() {
+        for s in self.slots_mut() {
             if let Some(req) = s.req {
                 if done(&req, &s.mask) {
                     s.req = None;
@@ -230,10 +248,7 @@ impl RequestPool {
 
     /// The oldest generation any pending request holds.
     pub(super) fn oldest(&self) -> Option<Gen> {
-        self.slots
-            .iter()
-            .filter_map(|s| s.req.map(|r| r.oldest))
-            .min()
+        self.slots().filter_map(|s| s.req.map(|r| r.oldest)).min()
     }
 }
 

@@ -84,26 +84,26 @@ impl Stat {
 }
 
 /// Where counted events go.
-pub trait StatSink {
+pub(super) trait StatSink {
     /// Adds `n` to the counter of `stat`.
     fn add(&self, stat: Stat, n: u64);
 }
 
 /// Counters in memory.
-pub struct StatCounters {
+pub(super) struct StatCounters {
     counts: [Atomic<u64>; Stat::COUNT],
 }
 
 impl StatCounters {
     /// All counters at zero.
-    pub const fn new() -> Self {
+    pub(super) const fn new() -> Self {
         StatCounters {
             counts: [const { Atomic::new(0) }; Stat::COUNT],
         }
     }
 
     /// The value of one counter.
-    pub fn get(&self, stat: Stat) -> u64 {
+    pub(super) fn get(&self, stat: Stat) -> u64 {
         self.counts.get(stat.index()).map_or(0, |c| c.load(Relaxed))
     }
 }

@@ -11,7 +11,7 @@ from migrc_harness import arches, bench, shell, vm
 from migrc_harness.common import REPO
 
 X86 = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "pc,hmat=on",
-       "-cpu", "max,la57=off"]
+       "-cpu", "max,la57=off,pclmulqdq=off"]
 ARM64 = ["qemu-system-aarch64", "-accel", "tcg", "-machine",
          "virt,gic-version=3", "-cpu", "cortex-a57"]
 COMMON = ["-smp", "4", "-m", "2048M", "-nographic", "-no-reboot",
