@@ -25,12 +25,14 @@
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
 #include <linux/sysfs.h>
 #include <linux/vmstat.h>
 #include <linux/workqueue.h>
 #include <asm/tlb.h>
 #include <asm/tlbflush.h>
+
+#include "internal.h"
+#include "page_alloc.h"
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/migrc.h>
@@ -149,6 +151,34 @@ void migrc_src_still_used(u64 gen)
 		return;
 	migrc_count(MIGRC_EV_FORCED_SRC_BUSY);
 	migrc_flush_upto(gen, MIGRC_EV_FORCED_SRC_BUSY);
+}
+
+/**
+ * migrc_put_src - drop a migration's reference on its source
+ * @src: the source, moved
+ * @gen: the generation of its deferred flush, or 0
+ *
+ * With a deferred flush pending (@gen), only the last reference may free
+ * the source, and it must hand @gen to the page allocator: take that
+ * reference by freezing the count. If someone else still holds one (a
+ * speculative reference: KSM, the swap cache, page_idle, DAMON), they will
+ * free the page without @gen, maybe right after our put: flush first.
+ */
+void migrc_put_src(struct folio *src, u64 gen)
+{
+	/* A test aid: a speculative reference as KSM or GUP-fast take. */
+	if (migrc_broken(MIGRC_HOLD_SRC))
+		migrc_debug_hold_src(src);
+	if (!gen) {
+		folio_put(src);
+		return;
+	}
+	if (folio_ref_freeze(src, 1)) {
+		folio_free_migrated(src, gen);
+		return;
+	}
+	migrc_src_still_used(gen);
+	folio_put(src);
 }
 
 /**
@@ -412,6 +442,24 @@ void __weak migrc_arch_flush(const struct cpumask *mask)
 }
 
 /**
+ * migrc_flush_cpus - MIGRC's flush of a set of CPUs
+ * @mask: the CPUs, not empty
+ *
+ * The architecture's flush, migrc_arch_flush(); MIGRC_DEBUG's shadow then
+ * records @mask clean up to its clock as read before. For the Rust core's
+ * flushes and every read-only batch C flushes. Task context, interrupts
+ * enabled.
+ */
+void migrc_flush_cpus(const struct cpumask *mask)
+{
+	/* MIGRC_DEBUG: the CPUs are clean up to this once the flush returns. */
+	u64 shadow = migrc_debug_clock();
+
+	migrc_arch_flush(mask);
+	migrc_debug_flushed_cpus(mask, shadow);
+}
+
+/**
  * migrc_flush_cpus_now - flush a set of CPUs without pruning
  * @mask: the CPUs, not empty
  * @cause: why (counted and traced)
@@ -422,7 +470,7 @@ void __weak migrc_arch_flush(const struct cpumask *mask)
 void migrc_flush_cpus_now(const struct cpumask *mask, enum migrc_event cause)
 {
 	migrc_count(cause);
-	migrc_arch_flush(mask);
+	migrc_flush_cpus(mask);
 	migrc_trace_flush(cause, 0, 0, cpumask_weight(mask), 0);
 }
 
@@ -460,121 +508,13 @@ static int migrc_state_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(migrc_state);
 
-#ifdef CONFIG_MIGRC_DEBUG
-unsigned long migrc_break_mask;
-/* A bit of migrc_break_mask per line of migrc_break_defs.h. */
-static_assert(NR_MIGRC_BREAKS <= BITS_PER_LONG);
-
-static const char * const migrc_break_names[NR_MIGRC_BREAKS] = {
-#define MIGRC_BREAK_RULE(NAME, name) \
-	[MIGRC_BREAK_##NAME] = #name,
-#define MIGRC_TEST_AID(NAME, name) \
-	[MIGRC_##NAME] = #name,
-#include <linux/migrc_break_defs.h>
-#undef MIGRC_BREAK_RULE
-#undef MIGRC_TEST_AID
-};
-
-/* Which bits break a safety rule; the others are test aids. */
-static const bool migrc_break_is_rule[NR_MIGRC_BREAKS] = {
-#define MIGRC_BREAK_RULE(NAME, ...) \
-	[MIGRC_BREAK_##NAME] = true,
-#define MIGRC_TEST_AID(NAME, ...)
-#include <linux/migrc_break_defs.h>
-#undef MIGRC_BREAK_RULE
-#undef MIGRC_TEST_AID
-};
-
-/* Whether @mask breaks a safety rule. */
-static bool migrc_mask_breaks_rule(unsigned long mask)
-{
-	unsigned int bit;
-
-	for_each_set_bit(bit, &mask, NR_MIGRC_BREAKS)
-		if (migrc_break_is_rule[bit])
-			return true;
-	return false;
-}
-
-/**
- * migrc_rule_broken - whether a safety rule is broken on purpose now
- *
- * Return: true if a rule (not a test aid) is set in the break knob.
- */
-bool migrc_rule_broken(void)
-{
-	return migrc_mask_breaks_rule(READ_ONCE(migrc_break_mask));
-}
-
-/*
- * /sys/kernel/debug/migrc/break: the rules broken on purpose, by name
- * ("alloc write", or "none"). For the tests that prove they catch a
- * missed flush; a kernel with a rule broken leaks data.
- */
-static int migrc_break_show(struct seq_file *m, void *unused)
-{
-	unsigned long mask = READ_ONCE(migrc_break_mask);
-	unsigned int bit, n = 0;
-
-	for_each_set_bit(bit, &mask, NR_MIGRC_BREAKS)
-		seq_printf(m, "%s%s", n++ ? " " : "", migrc_break_names[bit]);
-	seq_puts(m, n ? "\n" : "none\n");
-	return 0;
-}
-
-static int migrc_break_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, migrc_break_show, NULL);
-}
-
-static ssize_t migrc_break_write(struct file *file, const char __user *ubuf,
-				 size_t count, loff_t *ppos)
-{
-	char buf[128], *s, *word;
-	unsigned long mask = 0;
-	int i;
-
-	if (count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = '\0';
-	s = strim(buf);
-	while ((word = strsep(&s, " \t"))) {
-		if (!*word || !strcmp(word, "none"))
-			continue;
-		i = match_string(migrc_break_names,
-				 ARRAY_SIZE(migrc_break_names), word);
-		if (i < 0)
-			return -EINVAL;
-		mask |= BIT(i);
-	}
-	/* Once per newly broken rule: the tests restore them often. */
-	if (migrc_mask_breaks_rule(mask & ~READ_ONCE(migrc_break_mask)))
-		pr_warn("breaking safety rules on purpose (%#lx): stale TLB entries may leak data\n",
-			mask);
-	WRITE_ONCE(migrc_break_mask, mask);
-	return count;
-}
-
-static const struct file_operations migrc_break_fops = {
-	.open = migrc_break_open,
-	.read = seq_read,
-	.write = migrc_break_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
-#endif /* CONFIG_MIGRC_DEBUG */
-
 static int __init migrc_debugfs_init(void)
 {
 	struct dentry *dir = debugfs_create_dir("migrc", NULL);
 
 	debugfs_create_file("stats", 0444, dir, NULL, &migrc_stats_fops);
 	debugfs_create_file("state", 0444, dir, NULL, &migrc_state_fops);
-#ifdef CONFIG_MIGRC_DEBUG
-	debugfs_create_file("break", 0600, dir, NULL, &migrc_break_fops);
-#endif
+	migrc_debug_debugfs_init(dir);
 	return 0;
 }
 late_initcall(migrc_debugfs_init);

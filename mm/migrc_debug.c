@@ -47,8 +47,10 @@
 #include <linux/bug.h>
 #include <linux/cpumask.h>
 #include <linux/crc32.h>
+#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/highmem.h>
+#include <linux/kasan.h>
 #include <linux/migrc.h>
 #include <linux/mm.h>
 #include <linux/page_ext.h>
@@ -56,8 +58,10 @@
 #include <linux/printk.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/smp.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 atomic64_t migrc_shadow_clock = ATOMIC64_INIT(0);
@@ -226,11 +230,20 @@ void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
 	page_ext_put(ext);
 }
 
+/*
+ * The checksum of a page's data. migrc_debug_leave() reads a page before
+ * the allocator unpoisons it: KASAN's checks are suspended meanwhile, so
+ * that a changed source is reported by the shadow's own warning, not as a
+ * use-after-free of the shadow itself.
+ */
 static u32 migrc_page_sum(struct page *page)
 {
 	void *addr = kmap_local_page(page);
-	u32 sum = crc32(0, addr, PAGE_SIZE);
+	u32 sum;
 
+	kasan_disable_current();
+	sum = crc32(0, kasan_reset_tag(addr), PAGE_SIZE);
+	kasan_enable_current();
 	kunmap_local(addr);
 	return sum;
 }
@@ -581,4 +594,137 @@ void migrc_debug_hold_src(struct folio *src)
 	/* Pairs with the release in migrc_hold_fn(). */
 	for (int i = 0; i < 100 && !smp_load_acquire(&migrc_holder_running); i++)
 		usleep_range(1000, 2000);
+}
+
+/*
+ * Fault injection: /sys/kernel/debug/migrc/break breaks a safety rule on
+ * purpose, or sets a test aid, by name (one bit of migrc_break_mask each).
+ */
+unsigned long migrc_break_mask;
+/* A bit of migrc_break_mask per line of migrc_break_defs.h. */
+static_assert(NR_MIGRC_BREAKS <= BITS_PER_LONG);
+
+static const char * const migrc_break_names[NR_MIGRC_BREAKS] = {
+#define MIGRC_BREAK_RULE(NAME, name) \
+	[MIGRC_BREAK_##NAME] = #name,
+#define MIGRC_TEST_AID(NAME, name) \
+	[MIGRC_##NAME] = #name,
+#include <linux/migrc_break_defs.h>
+#undef MIGRC_BREAK_RULE
+#undef MIGRC_TEST_AID
+};
+
+/* Which bits break a safety rule; the others are test aids. */
+static const bool migrc_break_is_rule[NR_MIGRC_BREAKS] = {
+#define MIGRC_BREAK_RULE(NAME, ...) \
+	[MIGRC_BREAK_##NAME] = true,
+#define MIGRC_TEST_AID(NAME, ...)
+#include <linux/migrc_break_defs.h>
+#undef MIGRC_BREAK_RULE
+#undef MIGRC_TEST_AID
+};
+
+/* Whether @mask breaks a safety rule. */
+static bool migrc_mask_breaks_rule(unsigned long mask)
+{
+	unsigned int bit;
+
+	for_each_set_bit(bit, &mask, NR_MIGRC_BREAKS)
+		if (migrc_break_is_rule[bit])
+			return true;
+	return false;
+}
+
+/**
+ * migrc_rule_broken - whether a safety rule is broken on purpose now
+ *
+ * Return: true if a rule (not a test aid) is set in the break knob.
+ */
+bool migrc_rule_broken(void)
+{
+	return migrc_mask_breaks_rule(READ_ONCE(migrc_break_mask));
+}
+
+/*
+ * /sys/kernel/debug/migrc/break: the rules broken on purpose, by name
+ * ("alloc write", or "none"). For the tests that prove they catch a
+ * missed flush; a kernel with a rule broken leaks data.
+ */
+static int migrc_break_show(struct seq_file *m, void *unused)
+{
+	unsigned long mask = READ_ONCE(migrc_break_mask);
+	unsigned int bit, n = 0;
+
+	for_each_set_bit(bit, &mask, NR_MIGRC_BREAKS)
+		seq_printf(m, "%s%s", n++ ? " " : "", migrc_break_names[bit]);
+	seq_puts(m, n ? "\n" : "none\n");
+	return 0;
+}
+
+static int migrc_break_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, migrc_break_show, NULL);
+}
+
+static ssize_t migrc_break_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	char buf[128], *s, *word;
+	unsigned long mask = 0;
+	int i;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	s = strim(buf);
+	while ((word = strsep(&s, " \t"))) {
+		if (!*word || !strcmp(word, "none"))
+			continue;
+		i = match_string(migrc_break_names,
+				 ARRAY_SIZE(migrc_break_names), word);
+		if (i < 0)
+			return -EINVAL;
+		mask |= BIT(i);
+	}
+	/* Once per newly broken rule: the tests restore them often. */
+	if (migrc_mask_breaks_rule(mask & ~READ_ONCE(migrc_break_mask)))
+		pr_warn("breaking safety rules on purpose (%#lx): stale TLB entries may leak data\n",
+			mask);
+	WRITE_ONCE(migrc_break_mask, mask);
+	return count;
+}
+
+static const struct file_operations migrc_break_fops = {
+	.open = migrc_break_open,
+	.read = seq_read,
+	.write = migrc_break_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/*
+ * /sys/kernel/debug/migrc/rules: every word the break knob takes, one per
+ * line, "rule <name>" or "aid <name>", so that tests need no kernel header.
+ */
+static int migrc_rules_show(struct seq_file *m, void *unused)
+{
+	unsigned int bit;
+
+	for (bit = 0; bit < NR_MIGRC_BREAKS; bit++)
+		seq_printf(m, "%s %s\n", migrc_break_is_rule[bit] ? "rule" : "aid",
+			   migrc_break_names[bit]);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(migrc_rules);
+
+/**
+ * migrc_debug_debugfs_init - the fault-injection files of debugfs migrc/
+ * @dir: the directory
+ */
+void migrc_debug_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("break", 0600, dir, NULL, &migrc_break_fops);
+	debugfs_create_file("rules", 0444, dir, NULL, &migrc_rules_fops);
 }

@@ -21,6 +21,7 @@
 #include <linux/types.h>
 #include <linux/atomic.h>
 #include <linux/bitops.h>
+#include <linux/gfp_types.h>
 #include <linux/jump_label.h>
 #include <linux/migrc_events.h>
 #include <linux/mm_types.h>
@@ -29,6 +30,7 @@
 
 struct address_space;
 struct cpumask;
+struct dentry;
 struct arch_tlbflush_unmap_batch;
 
 /**
@@ -69,6 +71,7 @@ static inline bool migrc_broken(enum migrc_break bit)
 }
 
 bool migrc_rule_broken(void);
+void migrc_debug_debugfs_init(struct dentry *dir);
 #else
 static inline bool migrc_broken(enum migrc_break bit)
 {
@@ -79,6 +82,8 @@ static inline bool migrc_rule_broken(void)
 {
 	return false;
 }
+
+static inline void migrc_debug_debugfs_init(struct dentry *dir) { }
 #endif
 
 /* The mms a scope tracks by generation; more fall back to tlb_flush_batched. */
@@ -203,11 +208,12 @@ void migrc_trace_flush(enum migrc_event cause, u64 need, u64 upto,
 		       unsigned int cpus, unsigned int pruned);
 u64 migrc_stat_read(enum migrc_event ev);
 void migrc_arch_flush(const struct cpumask *mask);
+void migrc_flush_cpus(const struct cpumask *mask);
 void migrc_flush_cpus_now(const struct cpumask *mask, enum migrc_event cause);
 void migrc_refuse(enum migrc_event why, unsigned long nr);
 atomic64_t *migrc_cpu_flushed_gen(unsigned int cpu);
 
-/* The read-only batch of a migration: mm/rmap.c. */
+/* The read-only batch of a migration: mm/migrc_batch.c. */
 void migrc_scope_begin(struct migrc_scope *scope);
 u64 migrc_scope_publish(struct migrc_scope *scope, unsigned long nr_pages);
 void migrc_scope_end(struct migrc_scope *scope);
@@ -224,7 +230,7 @@ void migrc_numa_scan_end(void);
 void migrc_numa_scan_flushed(struct vm_area_struct *vma,
 			     enum migrc_numa_scan counted);
 
-/* C glue: mm/migrc.c, mm/rmap.c and the architecture. */
+/* C glue: mm/migrc.c and the architecture. */
 void migrc_page_flush(struct page *page, unsigned long gen);
 void migrc_flush_pending(enum migrc_event cause);
 void migrc_src_still_used(u64 gen);
@@ -350,6 +356,38 @@ static inline bool migrc_page_clean(const struct page *page)
 	unsigned long gen = migrc_page_gen(page);
 
 	return likely(!gen) || migrc_gen_retired(gen);
+}
+
+/**
+ * migrc_keep_back - whether a free block goes behind clean ones
+ * @gen: the generation it waits for (0: none)
+ *
+ * The allocator hands clean blocks out first, so that a deferred flush can
+ * wait until its CPUs have flushed on their own (the test aid reuse_first
+ * of CONFIG_MIGRC_DEBUG hands pending blocks out first instead).
+ *
+ * Return: true if the block should be taken only when no clean one is left.
+ */
+static inline bool migrc_keep_back(unsigned long gen)
+{
+	return gen && !migrc_gen_retired(gen) &&
+	       !migrc_broken(MIGRC_REUSE_FIRST);
+}
+
+/**
+ * migrc_alloc_clean_only - whether an allocation may take clean blocks only
+ * @gfp: its flags
+ *
+ * A block whose flush is pending performs it as it leaves the allocator,
+ * which sends IPIs and waits: only allocations that may enter direct
+ * reclaim can. (The rule alloc of CONFIG_MIGRC_DEBUG lets every allocation
+ * take them.)
+ *
+ * Return: true if the allocation must skip blocks whose flush is pending.
+ */
+static inline bool migrc_alloc_clean_only(gfp_t gfp)
+{
+	return !(gfp & __GFP_DIRECT_RECLAIM) && !migrc_broken(MIGRC_BREAK_ALLOC);
 }
 
 /**
@@ -494,6 +532,8 @@ static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
 }
 
 static inline bool migrc_page_clean(const struct page *page) { return true; }
+static inline bool migrc_keep_back(unsigned long gen) { return false; }
+static inline bool migrc_alloc_clean_only(gfp_t gfp) { return false; }
 static inline void migrc_page_leave(struct page *page, unsigned int order) { }
 static inline void migrc_flush_before_write(struct mm_struct *mm,
 					    struct page *page) { }

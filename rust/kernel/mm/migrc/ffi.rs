@@ -4,7 +4,7 @@
 //!
 //! This is the only MIGRC module with `unsafe` code. It turns C-owned
 //! storage (`struct migrc_gens`, the per-CPU `migrc_cpu_flushed_gen`) into
-//! references, calls the C services (`migrc_arch_flush()`,
+//! references, calls the C services (`migrc_flush_cpus()`,
 //! `migrc_stat_add()`, the trace events), and exports the functions declared in
 //! `include/linux/migrc.h`. Every export is checked against its C prototype
 //! at build time by `#[export]`.
@@ -67,7 +67,7 @@ impl StatSink for KernelPlatform {
 // 2. `cpu()` returns the static per-CPU slot of `cpu`, written only by that
 //    engine and by the architecture's flush records
 //    (`migrc_record_local_flush()`, after a completed flush).
-// 3. `migrc_arch_flush()` returns once every CPU of `mask` brought its loaded
+// 3. `migrc_flush_cpus()` returns once every CPU of `mask` brought its loaded
 //    mm up to date with the `tlb_gen` that every published request bumped
 //    before publication.
 unsafe impl Platform for KernelPlatform {
@@ -89,7 +89,7 @@ unsafe impl Platform for KernelPlatform {
     fn flush(&self, mask: &Cpumask) {
         // The engine calls `flush()` in task context with interrupts enabled.
         // SAFETY: `mask` is valid for the call, and the context is the one required.
-        unsafe { bindings::migrc_arch_flush(mask.as_raw()) };
+        unsafe { bindings::migrc_flush_cpus(mask.as_raw()) };
     }
 
     fn published(&self, gen: Gen, pages: u64, cpus: u32) {

@@ -64,6 +64,7 @@
 #define NEWDATA		0x6e65776e65776e65ULL	/* "newnewne" */
 #define NEWER		0x7265776572776572ULL	/* "rewerwer" */
 #define BREAK_FILE	"/sys/kernel/debug/migrc/break"
+#define RULES_FILE	"/sys/kernel/debug/migrc/rules"
 #define STATE_FILE	"/sys/kernel/debug/migrc/state"
 #define STATS_FILE	"/sys/kernel/debug/migrc/stats"
 #define ENABLED_FILE	"/sys/kernel/mm/migrc/enabled"
@@ -337,24 +338,28 @@ static bool have_migrc(void)
 	return c == '1';
 }
 
-/* The words of the break knob, from the kernel's list of them. */
-static const struct {
-	const char *word;
-	bool test_aid;	/* widens a window, breaks no safety rule */
-} knob_words[] = {
-#define MIGRC_BREAK_RULE(NAME, name)	{ #name, false },
-#define MIGRC_TEST_AID(NAME, name)	{ #name, true },
-#include "../../../../include/linux/migrc_break_defs.h"
-#undef MIGRC_BREAK_RULE
-#undef MIGRC_TEST_AID
-};
-
+/*
+ * Whether a word of the break knob is a test aid (widens a window, breaks
+ * no safety rule): the kernel lists its words in RULES_FILE, one per line,
+ * "rule <name>" or "aid <name>".
+ */
 static bool is_test_aid(const char *word, size_t len)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(knob_words); i++)
-		if (strlen(knob_words[i].word) == len &&
-		    !strncmp(word, knob_words[i].word, len))
-			return knob_words[i].test_aid;
+	static char rules[2048];
+	static ssize_t n = -1;
+
+	if (n < 0) {
+		int fd = open(RULES_FILE, O_RDONLY);
+
+		n = fd < 0 ? 0 : read(fd, rules, sizeof(rules) - 1);
+		if (fd >= 0)
+			close(fd);
+		rules[n > 0 ? n : 0] = '\0';
+	}
+	for (char *l = rules; *l; l += strcspn(l, "\n"), l += *l == '\n')
+		if (!strncmp(l, "aid ", 4) && strcspn(l + 4, "\n") == len &&
+		    !strncmp(l + 4, word, len))
+			return true;
 	return false;
 }
 
