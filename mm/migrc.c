@@ -403,16 +403,17 @@ void migrc_trace_publish(u64 gen, u64 nr_pages, unsigned int nr_cpus)
  * migrc_trace_flush - trace a deferred flush, sent or avoided
  * @cause: why it was needed (the event its caller counts)
  * @need: the generation needed (0 for a flush of unpublished entries)
- * @upto: the generation the CPUs sent to are clean up to
+ * @clean_to: the generation the CPUs sent to are clean up to
  * @cpus: CPUs sent to; 0 when pruning avoided the flush
  * @pruned: CPUs left out because they had flushed since
  *
  * For the Rust core's flushes and migrc_flush_cpus_now().
  */
-void migrc_trace_flush(enum migrc_event cause, u64 need, u64 upto,
+void migrc_trace_flush(enum migrc_event cause, u64 need, u64 clean_to,
 		       unsigned int cpus, unsigned int pruned)
 {
-	trace_migrc_flush(migrc_event_name(cause), need, upto, cpus, pruned);
+	trace_migrc_flush(migrc_event_name(cause), need, clean_to, cpus,
+			  pruned);
 }
 
 /**

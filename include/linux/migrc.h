@@ -204,7 +204,7 @@ void migrc_flush_all(enum migrc_event cause);
 /* Implemented in C for the Rust core: mm/migrc.c and the architecture. */
 void migrc_stat_add(enum migrc_event ev, u64 nr);
 void migrc_trace_publish(u64 gen, u64 nr_pages, unsigned int nr_cpus);
-void migrc_trace_flush(enum migrc_event cause, u64 need, u64 upto,
+void migrc_trace_flush(enum migrc_event cause, u64 need, u64 clean_to,
 		       unsigned int cpus, unsigned int pruned);
 u64 migrc_stat_read(enum migrc_event ev);
 void migrc_arch_flush(const struct cpumask *mask);

@@ -20,36 +20,36 @@ TRACE_EVENT(migrc_publish,
 
 	TP_STRUCT__entry(
 		__field(u64,		gen)
-		__field(u64,		nr_pages)
-		__field(unsigned int,	nr_cpus)
+		__field(u64,		pages)
+		__field(unsigned int,	cpus)
 	),
 
 	TP_fast_assign(
 		__entry->gen = gen;
-		__entry->nr_pages = nr_pages;
-		__entry->nr_cpus = nr_cpus;
+		__entry->pages = nr_pages;
+		__entry->cpus = nr_cpus;
 	),
 
 	TP_printk("gen=%llu pages=%llu cpus=%u",
-		  __entry->gen, __entry->nr_pages, __entry->nr_cpus)
+		  __entry->gen, __entry->pages, __entry->cpus)
 );
 
 /*
  * A deferred flush was sent to @cpus CPUs, or avoided (@cpus 0) because
  * @pruned CPUs had flushed on their own; @need is the generation the
- * caller needed, every CPU sent to is clean up to @upto afterwards.
+ * caller needed, every CPU sent to is clean up to @clean_to afterwards.
  */
 TRACE_EVENT(migrc_flush,
 
-	TP_PROTO(const char *reason, u64 need, u64 upto, unsigned int cpus,
+	TP_PROTO(const char *reason, u64 need, u64 clean_to, unsigned int cpus,
 		 unsigned int pruned),
 
-	TP_ARGS(reason, need, upto, cpus, pruned),
+	TP_ARGS(reason, need, clean_to, cpus, pruned),
 
 	TP_STRUCT__entry(
 		__string(reason,	reason)
 		__field(u64,		need)
-		__field(u64,		upto)
+		__field(u64,		clean_to)
 		__field(unsigned int,	cpus)
 		__field(unsigned int,	pruned)
 	),
@@ -57,13 +57,13 @@ TRACE_EVENT(migrc_flush,
 	TP_fast_assign(
 		__assign_str(reason);
 		__entry->need = need;
-		__entry->upto = upto;
+		__entry->clean_to = clean_to;
 		__entry->cpus = cpus;
 		__entry->pruned = pruned;
 	),
 
-	TP_printk("reason=%s need=%llu upto=%llu cpus=%u pruned=%u",
-		  __get_str(reason), __entry->need, __entry->upto,
+	TP_printk("reason=%s need=%llu clean_to=%llu cpus=%u pruned=%u",
+		  __get_str(reason), __entry->need, __entry->clean_to,
 		  __entry->cpus, __entry->pruned)
 );
 

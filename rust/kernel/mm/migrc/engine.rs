@@ -101,7 +101,7 @@ pub(super) struct FlushReport {
     /// The generation the caller needed flushed.
     pub need: Gen,
     /// The generation every CPU of the flush is clean up to afterwards.
-    pub upto: Gen,
+    pub clean_to: Gen,
     /// CPUs the flush was sent to (zero: avoided).
     pub cpus: u32,
     /// CPUs left out because their own flushes covered a request (counted
@@ -286,7 +286,7 @@ impl<P: Platform> Engine<P> {
         let report = FlushReport {
             cause,
             need,
-            upto: g0,
+            clean_to: g0,
             cpus: 0,
             pruned,
         };
@@ -315,7 +315,7 @@ impl<P: Platform> Engine<P> {
             self.platform.report(&FlushReport {
                 cause,
                 need,
-                upto: need,
+                clean_to: need,
                 cpus: 0,
                 pruned: mask.weight(),
             });
@@ -336,18 +336,18 @@ impl<P: Platform> Engine<P> {
         let report = FlushReport {
             cause,
             need,
-            upto: g0,
+            clean_to: g0,
             cpus: 0,
             pruned,
         };
         self.send_and_retire(&mut target, report)
     }
 
-    /// Flushes the CPUs of `target`, records them clean up to `report.upto`,
+    /// Flushes the CPUs of `target`, records them clean up to `report.clean_to`,
     /// retires the requests that are clean then and reports the flush.
     /// Called with the flusher lock held (`target` is its scratch mask).
     fn send_and_retire(&self, target: &mut Cpumask, mut report: FlushReport) -> Flushed {
-        let g0 = report.upto;
+        let g0 = report.clean_to;
         self.platform
             .add(Stat::CpusPruned, u64::from(report.pruned));
         let outcome = match target.weight() {

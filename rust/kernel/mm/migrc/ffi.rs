@@ -103,7 +103,7 @@ unsafe impl Platform for KernelPlatform {
             bindings::migrc_trace_flush(
                 flush.cause.c_event(),
                 flush.need.as_raw(),
-                flush.upto.as_raw(),
+                flush.clean_to.as_raw(),
                 flush.cpus,
                 flush.pruned,
             )

@@ -94,10 +94,6 @@ ACCEPTED = [
     (r"^tools/testing/(selftests/)?migrc/", r"Prefer using the BIT macro",
      "user-space tests: BIT() is a kernel macro, not in the uapi headers "
      "they build against."),
-    (r"^tools/testing/selftests/migrc/",
-     r"Argument 'NAME' is not used in function-like macro",
-     "the safety test reads the debugfs names of the break knobs from "
-     "migrc_break_defs.h, whose lines also carry the kernel's C names."),
     (r"^tools/testing/migrc/guest/bench\.c$",
      r"char \* array declaration might be better as static const",
      "the argv of posix_spawn() holds a command read from the environment "
