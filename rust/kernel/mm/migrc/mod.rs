@@ -107,11 +107,11 @@
 //! }
 //! ```
 //!
-//! ```ignore,compile_fail,E0063
+//! ```ignore,compile_fail,E0451
 //! use kernel::mm::migrc::KernelEngine;
 //! // Nor can a second one be made.
 //! fn forge() -> KernelEngine {
-//!     KernelEngine {}
+//!     KernelEngine { engine: loop {} }
 //! }
 //! ```
 //!
