@@ -109,7 +109,7 @@ static void migrc_kick_flush_now(void)
  * caller here may flush. Should one not, the page cannot be made safe
  * here: warn, count it, and have the flush done as soon as possible.
  */
-void migrc_page_flush(struct page *page, unsigned long gen)
+void migrc_page_flush(struct page *page, u64 gen)
 {
 	if (likely(migrc_can_flush())) {
 		migrc_count(MIGRC_EV_ALLOC_WAITS);
@@ -117,7 +117,7 @@ void migrc_page_flush(struct page *page, unsigned long gen)
 		return;
 	}
 	migrc_count(MIGRC_EV_UNSAFE_ALLOC);
-	WARN_ONCE(1, "migrc: pfn %#lx (gen %lu) handed out where no flush is possible\n",
+	WARN_ONCE(1, "migrc: pfn %#lx (gen %llu) handed out where no flush is possible\n",
 		  page_to_pfn(page), gen);
 	migrc_kick_flush_now();
 }

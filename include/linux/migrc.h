@@ -231,7 +231,7 @@ void migrc_numa_scan_flushed(struct vm_area_struct *vma,
 			     enum migrc_numa_scan counted);
 
 /* C glue: mm/migrc.c and the architecture. */
-void migrc_page_flush(struct page *page, unsigned long gen);
+void migrc_page_flush(struct page *page, u64 gen);
 void migrc_flush_pending(enum migrc_event cause);
 void migrc_src_still_used(u64 gen);
 bool migrc_defer_forbidden(void);
@@ -330,17 +330,19 @@ static inline bool migrc_enabled(void)
  * Zero means "nothing pending". MIGRC needs 64-bit, so the field holds the
  * full generation and "newer" is a plain maximum.
  */
-static inline unsigned long migrc_page_gen(const struct page *page)
+static_assert(sizeof_field(struct page, __folio_index) == sizeof(u64));
+
+static inline u64 migrc_page_gen(const struct page *page)
 {
 	return page->__folio_index;
 }
 
-static inline void migrc_page_set_gen(struct page *page, unsigned long gen)
+static inline void migrc_page_set_gen(struct page *page, u64 gen)
 {
 	page->__folio_index = gen;
 }
 
-static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
+static inline u64 migrc_newer_gen(u64 a, u64 b)
 {
 	return a > b ? a : b;
 }
@@ -353,7 +355,7 @@ static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
  */
 static inline bool migrc_page_clean(const struct page *page)
 {
-	unsigned long gen = migrc_page_gen(page);
+	u64 gen = migrc_page_gen(page);
 
 	return likely(!gen) || migrc_gen_retired(gen);
 }
@@ -368,7 +370,7 @@ static inline bool migrc_page_clean(const struct page *page)
  *
  * Return: true if the block should be taken only when no clean one is left.
  */
-static inline bool migrc_keep_back(unsigned long gen)
+static inline bool migrc_keep_back(u64 gen)
 {
 	return gen && !migrc_gen_retired(gen) &&
 	       !migrc_broken(MIGRC_REUSE_FIRST);
@@ -401,7 +403,7 @@ static inline bool migrc_alloc_clean_only(gfp_t gfp)
  */
 static inline void migrc_page_leave(struct page *page, unsigned int order)
 {
-	unsigned long gen = migrc_page_gen(page);
+	u64 gen = migrc_page_gen(page);
 
 	/* A block that waits for nothing leaves without a store. */
 	if (unlikely(gen)) {
@@ -520,19 +522,19 @@ static inline void migrc_record_local_flush(struct migrc_sample s) { }
 static inline bool migrc_gen_retired(u64 gen) { return true; }
 static inline bool migrc_any_pending(void) { return false; }
 static inline bool migrc_enabled(void) { return false; }
-static inline unsigned long migrc_page_gen(const struct page *page)
+static inline u64 migrc_page_gen(const struct page *page)
 {
 	return 0;
 }
 
-static inline void migrc_page_set_gen(struct page *page, unsigned long gen) { }
-static inline unsigned long migrc_newer_gen(unsigned long a, unsigned long b)
+static inline void migrc_page_set_gen(struct page *page, u64 gen) { }
+static inline u64 migrc_newer_gen(u64 a, u64 b)
 {
 	return 0;
 }
 
 static inline bool migrc_page_clean(const struct page *page) { return true; }
-static inline bool migrc_keep_back(unsigned long gen) { return false; }
+static inline bool migrc_keep_back(u64 gen) { return false; }
 static inline bool migrc_alloc_clean_only(gfp_t gfp) { return false; }
 static inline void migrc_page_leave(struct page *page, unsigned int order) { }
 static inline void migrc_flush_before_write(struct mm_struct *mm,
