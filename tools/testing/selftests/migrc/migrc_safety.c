@@ -1067,6 +1067,61 @@ static bool flush_deferred_now(void)
 	return latest > retired;
 }
 
+#define TRACING_DIR	"/sys/kernel/tracing"
+#define FLUSH_EVENT	TRACING_DIR "/events/migrc/migrc_flush"
+
+static bool write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	bool ok = fd >= 0 && write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/*
+ * Record the forced write flushes MIGRC sends in @pid's context (trace
+ * event migrc:migrc_flush, reason forced_write, sent to some CPU): the
+ * counter of debugfs counts every process's.
+ */
+static bool forced_trace_start(pid_t pid)
+{
+	char buf[32];
+
+	mount("none", TRACING_DIR, "tracefs", 0, NULL);
+	snprintf(buf, sizeof(buf), "%d", pid);
+	return write_str(TRACING_DIR "/tracing_on", "0") &&
+	       write_str(TRACING_DIR "/set_event_pid", buf) &&
+	       write_str(FLUSH_EVENT "/filter",
+			 "reason == \"forced_write\" && cpus > 0") &&
+	       write_str(FLUSH_EVENT "/enable", "1") &&
+	       write_str(TRACING_DIR "/trace", "") &&
+	       write_str(TRACING_DIR "/tracing_on", "1");
+}
+
+/* The flushes recorded since the last call, which are then forgotten. */
+static long forced_trace_take(void)
+{
+	FILE *f = fopen(TRACING_DIR "/trace", "r");
+	char line[512];
+	long n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n += line[0] != '#' && strstr(line, " migrc_flush: ");
+	if (f)
+		fclose(f);
+	write_str(TRACING_DIR "/trace", "");
+	return n;
+}
+
+static void forced_trace_stop(void)
+{
+	write_str(FLUSH_EVENT "/enable", "0");
+	write_str(FLUSH_EVENT "/filter", "0");
+	write_str(TRACING_DIR "/set_event_pid", "");
+}
+
 /*
  * 4b. A write in another mm: while this process's flush is deferred, a
  * process with no deferred migration of its own write-faults on its page
@@ -1075,6 +1130,9 @@ static bool flush_deferred_now(void)
  * flush was still deferred after the helper wrote (generations are retired
  * in order, so it was deferred while the helper wrote): a kernel that
  * flushed every deferred migration on any write would have retired it.
+ * The flushes are the helper's (trace event migrc_flush in its context):
+ * another process may write to a page of its own that a background
+ * migration deferred meanwhile, and rightly force a flush.
  */
 TEST_F(migrc, write_other_mm)
 {
@@ -1082,6 +1140,7 @@ TEST_F(migrc, write_other_mm)
 	struct region *r = &self->r;
 	int deferred = 0;
 	struct helper h;
+	bool traced;
 
 	ASSERT_EQ(mprotect(r->mem, r->npages * r->psize,
 			   PROT_READ | PROT_WRITE), 0);
@@ -1092,16 +1151,27 @@ TEST_F(migrc, write_other_mm)
 	ASSERT_EQ(madvise(r->mem, r->npages * r->psize, MADV_DONTFORK), 0);
 	ASSERT_TRUE(start_helper(&h, r, wp_writer_loop));
 	unshare_after_fork(self);
+	/* The helper's own forced flushes; without tracefs, everyone's. */
+	traced = forced_trace_start(h.pid);
+	if (!traced)
+		ksft_print_msg("no migrc:migrc_flush event: counting every process's forced write flushes\n");
 	for (int t = 0; t < WRITE_TRIES; t++) {
+		long n;
+
 		migrated += migrate(r);
 		counters(c0);
+		if (traced)
+			forced_trace_take();
 		helper_do(&h, t + 1);
 		counters(c1);
+		n = traced ? forced_trace_take() : c1[C_WRITE] - c0[C_WRITE];
 		if (!flush_deferred_now())
 			continue;
 		deferred++;
-		forced += c1[C_WRITE] - c0[C_WRITE];
+		forced += n;
 	}
+	if (traced)
+		forced_trace_stop();
 	EXPECT_TRUE(stop_helper(&h));
 	ksft_print_msg("forced write flushes: %ld for %d writes of another mm under a deferral\n",
 		       forced, deferred);
