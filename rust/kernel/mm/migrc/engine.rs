@@ -109,6 +109,21 @@ pub(super) struct FlushReport {
     pub pruned: u32,
 }
 
+impl FlushReport {
+    /// A flush for `cause` of what `need` waits for, after which the CPUs
+    /// sent to are clean up to `clean_to`, with `pruned` CPUs left out and
+    /// none sent to yet.
+    fn new(cause: Cause, need: Gen, clean_to: Gen, pruned: u32) -> Self {
+        FlushReport {
+            cause,
+            need,
+            clean_to,
+            cpus: 0,
+            pruned,
+        }
+    }
+}
+
 /// Sizes of an engine.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Config {
@@ -283,14 +298,7 @@ impl<P: Platform> Engine<P> {
             });
             g0
         };
-        let report = FlushReport {
-            cause,
-            need,
-            clean_to: g0,
-            cpus: 0,
-            pruned,
-        };
-        self.send_and_retire(&mut target, report)
+        self.send_and_retire(&mut target, FlushReport::new(cause, need, g0, pruned))
     }
 
     /// Makes sure no CPU of `mask` can use a stale entry of any request up
@@ -312,13 +320,8 @@ impl<P: Platform> Engine<P> {
         // no need to wait for the flusher lock to find that out.
         if prune::all_clean(mask, need, |c| self.flushed(c)) {
             self.platform.add(Stat::FlushesPruned, 1);
-            self.platform.report(&FlushReport {
-                cause,
-                need,
-                clean_to: need,
-                cpus: 0,
-                pruned: mask.weight(),
-            });
+            let avoided = FlushReport::new(cause, need, need, mask.weight());
+            self.platform.report(&avoided);
             return Flushed::Pruned;
         }
         let mut target = self.flusher.lock();
@@ -333,14 +336,7 @@ impl<P: Platform> Engine<P> {
             gens.latest()
         };
         let pruned = prune::add_stale_cpus(&mut target, mask, need, |c| self.flushed(c));
-        let report = FlushReport {
-            cause,
-            need,
-            clean_to: g0,
-            cpus: 0,
-            pruned,
-        };
-        self.send_and_retire(&mut target, report)
+        self.send_and_retire(&mut target, FlushReport::new(cause, need, g0, pruned))
     }
 
     /// Flushes the CPUs of `target`, records them clean up to `report.clean_to`,
