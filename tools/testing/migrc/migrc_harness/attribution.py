@@ -8,7 +8,10 @@ the causes fall into three groups:
 
   migrc        MIGRC's own flushes (a deferred flush done at last, for a
                page or for an mm whose page tables change) and read-only
-               batches it flushed at once (declined);
+               batches it flushed at once (declined). Why MIGRC flushed is
+               not guessed from call chains: its trace event migrc_flush
+               says (the reason field), counted by a third histogram
+               (parse(), summarize_reasons());
   migration    the flush of a migration's normal batch, or a migration
                that flushed as it unmapped (PMD-mapped THP, hugetlb);
   other        everything else: flush_tlb_batched_pending() by caller,
@@ -78,24 +81,6 @@ CALLERS = (
     ("shrink_folio_list", "reclaim"),
 )
 
-# The caller of one of MIGRC's flushes names its cause (the MIGRC frames
-# themselves are often gone: the compiler turns their last calls into
-# jumps). Prefixes.
-MIGRC_CALLERS = (
-    (("get_page_from_freelist", "__alloc", "alloc_pages", "post_alloc_hook",
-      "prep_new_page", "rmqueue"), "allocator exit"),
-    (("do_wp_page", "wp_page_reuse", "do_swap_page", "follow_page",
-      "__get_user_pages", "handle_mm_fault", "__handle_mm_fault",
-      "numa_rebuild_", "do_numa_page", "do_uffd_rwp"),
-     "forced write"),
-    (("page_reporting", "alloc_contig", "offline_pages", "__offline",
-      "start_isolate"), "forced range"),
-    (("process_one_work", "process_scheduled_works", "worker_thread"),
-     "kicked"),
-    (("migrate_pages_batch", "migrate_folio", "migrate_pages"),
-     "source still used"),
-)
-
 # A read-only batch flushed at once (declined, or left at an early exit):
 # arch_tlbbatch_flush() called from these, not from try_to_unmap_flush().
 RO_BATCH_FLUSHERS = frozenset({
@@ -129,33 +114,17 @@ def _after(chain: list[str], frame: str) -> str:
 
 
 def _migrc_cause(chain: list[str]) -> str | None:
-    """The cause of one of MIGRC's flushes, or None if the chain is not."""
+    """The kind of one of MIGRC's flushes, or None if the chain is not."""
     if "arch_tlbbatch_flush" in chain and \
             _after(chain, "arch_tlbbatch_flush") in RO_BATCH_FLUSHERS:
         return "read-only batch flushed at once"
     # migrc_arch_flush() jumps to tlbbatch_flush_cpus(); the Rust core's
     # mangled names hold "5migrc".
-    own = any("migrc" in f for f in chain) or (
-        "tlbbatch_flush_cpus" in chain and
-        _after(chain, "tlbbatch_flush_cpus") != "arch_tlbbatch_flush")
-    if not own:
-        return None
-    # A declined publication flushes everything pending and publishes
-    # again; with slots in the pool only the pending-page cap declines.
-    if "migrc_scope_publish" in chain:
-        return "pending cap"
-    callers = [f for f in chain if f not in PLUMBING and "migrc" not in f
-               and not f.startswith("_R")]
-    caller = callers[0] if callers else ""
-    for prefixes, cause in MIGRC_CALLERS:
-        if caller.startswith(prefixes):
-            return cause
-    # One mm's deferred entries, flushed before its page tables change
-    # (flush_tlb_batched_pending(), often a tail call that leaves no frame).
-    change = _first(chain, CALLERS)
-    if change:
-        return f"mm change: {change}"
-    return f"other ({caller or '?'})"
+    if any("migrc" in f for f in chain) or (
+            "tlbbatch_flush_cpus" in chain and
+            _after(chain, "tlbbatch_flush_cpus") != "arch_tlbbatch_flush"):
+        return "deferred flush (reasons: migrc_flush)"
+    return None
 
 
 def classify(chain: list[str]) -> tuple[str, str]:
@@ -187,18 +156,31 @@ def classify(chain: list[str]) -> tuple[str, str]:
 
 CHAIN = re.compile(r"migrc-bench-chain: (\S+) (rounds|ipis)(-dropped)? "
                    r"(\d+) (\S+)$")
+FLUSH = re.compile(r"migrc-bench-flush: (\S+) (\S+) (\d+) (\d+)$")
 
 
 def parse(lines: Iterable[str]) -> dict:
-    """{scenario: {"rounds"|"ipis": {chain: count}, "dropped": n}} from
-    the 'migrc-bench-chain:' lines of one boot."""
+    """{scenario: {"rounds"|"ipis": {chain: count}, "dropped": n,
+    "reasons": {reason: {"flushes": n, "cpus": n}}}} from the
+    'migrc-bench-chain:' and 'migrc-bench-flush:' lines of one boot."""
     out: dict = {}
     for line in lines:
+        f = FLUSH.search(line)
+        if f:
+            sc, reason, flushes, cpus = f.groups()
+            per = out.setdefault(sc, {"rounds": {}, "ipis": {},
+                                      "dropped": 0, "reasons": {}})
+            slot = per["reasons"].setdefault(reason,
+                                             {"flushes": 0, "cpus": 0})
+            slot["flushes"] += int(flushes)
+            slot["cpus"] += int(cpus)
+            continue
         m = CHAIN.search(line)
         if not m:
             continue
         sc, kind, dropped, count, chain = m.groups()
-        per = out.setdefault(sc, {"rounds": {}, "ipis": {}, "dropped": 0})
+        per = out.setdefault(sc, {"rounds": {}, "ipis": {}, "dropped": 0,
+                                  "reasons": {}})
         if dropped:
             per["dropped"] += int(count)
             continue
@@ -244,3 +226,14 @@ def summarize(runs: list[dict]) -> dict:
         sum(v[kind] for k, v in r.items() if k[0] != "migrc") for r in runs)
         for kind in ("rounds", "ipis")}
     return {"causes": causes, "groups": groups, "floor": floor}
+
+
+def summarize_reasons(runs: list[dict]) -> dict:
+    """Medians over runs of MIGRC's own flushes by the reason its trace
+    event gives: {reason: {"flushes": m, "cpus": m}}; runs: one parse()
+    "reasons" per run, a reason absent from a run counting as 0 there."""
+    reasons = sorted({r for run in runs for r in run})
+    return {r: {kind: statistics.median(run.get(r, {}).get(kind, 0)
+                                        for run in runs)
+                for kind in ("flushes", "cpus")}
+            for r in reasons}

@@ -90,6 +90,8 @@ def _parse(guest: vm.GuestRun) -> dict[str, dict[str, Any]]:
             runs[sc]["chains"] = {k: chains[k] for k in ("rounds", "ipis")}
             runs[sc]["causes"] = attribution.by_cause(chains)
             runs[sc]["chains_dropped"] = chains["dropped"]
+            if chains["reasons"]:
+                runs[sc]["flush_reasons"] = chains["reasons"]
     return runs
 
 
@@ -334,6 +336,10 @@ def _summarize(results: Results, reps: int) -> Doc:
                 # JSON keys are strings: "group|cause".
                 r["causes"] = {"|".join(k): v
                                for k, v in r.get("causes", {}).items()}
+            reasons = [r["flush_reasons"] for r in runs
+                       if "flush_reasons" in r]
+            if causes and reasons:
+                causes["reasons"] = attribution.summarize_reasons(reasons)
             if causes:
                 agg["attribution"] = causes
             doc["scenarios"][sc][kernel] = agg
@@ -391,6 +397,9 @@ def _cause_table(doc: Doc) -> None:
         mig = att.get("migrc")
         if not mig:
             continue
+        for reason, v in mig.get("reasons", {}).items():
+            print(f"  {'MIGRC flush, reason ' + reason:52} "
+                  f"{v['flushes']:8g} flushes, {v['cpus']:g} CPUs asked")
         floor, own = mig["floor"], mig["groups"]["migrc"]
         total = per["migrc"]["median"]
         above = 100 * own["ipis"] / floor["ipis"] if floor["ipis"] else 0.0

@@ -98,33 +98,33 @@ KSWAPD_UNMAP = ("native_flush_tlb_multi<tlbbatch_flush_cpus<"
 # Each chain and the (group, cause) it must get.
 EXPECTED = (
     (PROMOTION, ("migration", "migration batch: promotion")),
-    (ALLOC_EXIT, ("migrc", "migrc: allocator exit")),
+    (ALLOC_EXIT, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
     (NUMA_SCAN, ("other", "batched pending: NUMA scan")),
     (DEMOTE_PMD, ("migration", "migration unbatched: demotion")),
     (RO_DECLINED, ("migrc", "migrc: read-only batch flushed at once")),
-    (PENDING_CAP, ("migrc", "migrc: pending cap")),
-    (WRITE, ("migrc", "migrc: forced write")),
+    (PENDING_CAP, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
+    (WRITE, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
     (MUNMAP, ("other", "munmap")),
     ("native_flush_tlb_multi<flush_tlb_mm_range<frobnicate<do_syscall_64",
      ("other", "other: frobnicate")),
-    (REAL_CAP, ("migrc", "migrc: pending cap")),
-    (REAL_WRITE, ("migrc", "migrc: forced write")),
+    (REAL_CAP, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
+    (REAL_WRITE, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
     (REAL_DEMOTE, ("migration", "migration batch: demotion")),
     (REAL_PROMOTE, ("migration", "migration batch: promotion")),
     (REAL_SCAN, ("other", "batched pending: NUMA scan")),
-    (TAIL_WRITE, ("migrc", "migrc: forced write")),
-    (TAIL_ALLOC, ("migrc", "migrc: allocator exit")),
-    (TAIL_CAP, ("migrc", "migrc: pending cap")),
-    (TAIL_BUSY, ("migrc", "migrc: source still used")),
+    (TAIL_WRITE, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
+    (TAIL_ALLOC, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
+    (TAIL_CAP, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
+    (TAIL_BUSY, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
     (INLINE_RO, ("migrc", "migrc: read-only batch flushed at once")),
     (INLINE_DEMOTE, ("migration", "migration batch: demotion")),
     (KSWAPD_UNMAP, ("other", "unmap batch: shrink_folio_list")),
-    (MM_MUNMAP, ("migrc", "migrc: mm change: munmap")),
-    (MM_UNPUBLISHED, ("migrc", "migrc: mm change: mprotect")),
+    (MM_MUNMAP, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
+    (MM_UNPUBLISHED, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
     ("tlbbatch_flush_cpus<" + RUST + "<numa_rebuild_single_mapping<"
-     "handle_mm_fault", ("migrc", "migrc: forced write")),
+     "handle_mm_fault", ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
     ("tlbbatch_flush_cpus<" + RUST + "<process_scheduled_works<"
-     "worker_thread<kthread", ("migrc", "migrc: kicked")),
+     "worker_thread<kthread", ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
 )
 
 
@@ -158,6 +158,23 @@ class ParseAndSum(unittest.TestCase):
         got = at.parse(["migrc-bench-chain: migrate rounds 2 a<b",
                         "migrc-bench-chain: migrate rounds 3 a<b"])
         self.assertEqual(got["migrate"]["rounds"], {"a<b": 5})
+
+    def test_parse_counts_migrc_flushes_by_reason(self):
+        got = at.parse(["migrc-bench-flush: tiering forced_write 3 6",
+                        "migrc-bench-flush: tiering alloc_exit 2 4",
+                        "migrc-bench-flush: tiering forced_write 1 2"])
+        self.assertEqual(got["tiering"]["reasons"],
+                         {"forced_write": {"flushes": 4, "cpus": 8},
+                          "alloc_exit": {"flushes": 2, "cpus": 4}})
+        self.assertEqual(got["tiering"]["rounds"], {})
+
+    def test_reasons_median_counts_absent_reason_as_zero(self):
+        runs: list[dict] = [{"forced_write": {"flushes": 4, "cpus": 8}}, {},
+                {"forced_write": {"flushes": 6, "cpus": 12},
+                 "alloc_exit": {"flushes": 1, "cpus": 2}}]
+        got = at.summarize_reasons(runs)
+        self.assertEqual(got["forced_write"], {"flushes": 4, "cpus": 8})
+        self.assertEqual(got["alloc_exit"], {"flushes": 0, "cpus": 0})
 
     def test_parse_ignores_other_lines(self):
         self.assertEqual(at.parse(["migrc-bench: migrate ops=1",
