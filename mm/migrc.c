@@ -284,34 +284,6 @@ void migrc_numa_scan_flushed(struct vm_area_struct *vma,
 }
 #endif /* CONFIG_NUMA_BALANCING */
 
-/**
- * migrc_arch_batch_cpus - the CPUs of a batch, if the arch can defer it
- * @b: a batch filled by arch_tlbbatch_add_pending()
- *
- * Default for architectures that cannot defer: NULL, the batch is flushed
- * at once as without MIGRC (counted in migrc_declined_arch). arm64 is one:
- * MIGRC saves the IPIs of a read-only batch, and arm64 sends none, because
- * arch_tlbbatch_add_pending() has already broadcast a TLBI for every page
- * and arch_tlbbatch_flush() only waits for them with a DSB. Nothing is
- * left to defer or to prune, and no per-CPU record of completed
- * invalidations exists to prune with.
- *
- * Return: NULL.
- */
-const struct cpumask * __weak
-migrc_arch_batch_cpus(struct arch_tlbflush_unmap_batch *b)
-{
-	return NULL;
-}
-
-/**
- * migrc_arch_batch_clear - forget a batch whose flush was deferred
- * @b: the batch
- */
-void __weak migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *b)
-{
-}
-
 /* An event that adds to no /proc/vmstat item (debugfs only). */
 #define MIGRC_NONE	NR_VM_EVENT_ITEMS
 
@@ -427,19 +399,6 @@ atomic64_t *migrc_cpu_flushed_gen(unsigned int cpu)
 	if (cpu >= nr_cpu_ids)
 		return NULL;
 	return per_cpu_ptr(&migrc_cpu_gen, cpu);
-}
-
-/**
- * migrc_arch_flush - flush stale user translations on a set of CPUs
- * @mask: the CPUs to flush
- *
- * Default for architectures without a targeted flush: flush everything
- * everywhere, which is always enough. Called by the Rust core in task
- * context with interrupts enabled; returns when every CPU is flushed.
- */
-void __weak migrc_arch_flush(const struct cpumask *mask)
-{
-	flush_tlb_all();
 }
 
 /**

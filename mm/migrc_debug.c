@@ -489,34 +489,6 @@ void migrc_debug_flushed_cpus(const struct cpumask *mask, u64 sampled)
 				     sampled);
 }
 
-/**
- * migrc_arch_cpu_behind - whether this CPU may use a stale entry of @mm
- * @mm: an mm
- * @gen: the architecture's generation of @mm after a deferred unmap
- *
- * Default for architectures that never defer (no mark is ever made there).
- *
- * Return: false.
- */
-bool __weak migrc_arch_cpu_behind(struct mm_struct *mm, u64 gen)
-{
-	return false;
-}
-
-/**
- * migrc_arch_mm_gen - the architecture's flush generation of @mm
- * @mm: an mm
- *
- * Read just before an unmap's invalidation, plus one, it is at most the
- * generation that covers the unmap, even with concurrent invalidations.
- *
- * Return: 0 where the architecture has none.
- */
-u64 __weak migrc_arch_mm_gen(struct mm_struct *mm)
-{
-	return 0;
-}
-
 /*
  * MIGRC_HOLD_SRC, a test aid: a speculative reference on a migrated source
  * (as KSM, GUP-fast or page_idle take one) that is dropped as soon as it is

@@ -27,6 +27,7 @@
 #include <linux/mm_types.h>
 #include <linux/percpu.h>
 #include <linux/pgtable.h>
+#include <asm/tlbflush.h>
 
 struct address_space;
 struct cpumask;
@@ -128,8 +129,44 @@ void migrc_debug_mm_flushed(struct mm_struct *mm, u64 sampled);
 void migrc_debug_record(u64 sampled);
 void migrc_debug_flushed_cpus(const struct cpumask *mask, u64 sampled);
 void migrc_debug_hold_src(struct folio *src);
-bool migrc_arch_cpu_behind(struct mm_struct *mm, u64 gen);
-u64 migrc_arch_mm_gen(struct mm_struct *mm);
+
+/*
+ * The architecture's side of the shadow: an arch header may define these
+ * (x86: <asm/tlbflush.h>); without them the check of an mm's flush finds
+ * no CPU behind, as nothing is ever deferred there.
+ */
+#ifndef migrc_arch_mm_gen
+/**
+ * migrc_arch_mm_gen - the architecture's flush generation of @mm
+ * @mm: an mm
+ *
+ * Read just before an unmap's invalidation, plus one, it is at most the
+ * generation that covers the unmap, even with concurrent invalidations.
+ *
+ * Return: 0 where the architecture has none.
+ */
+static inline u64 migrc_arch_mm_gen(struct mm_struct *mm)
+{
+	return 0;
+}
+#endif
+
+#ifndef migrc_arch_cpu_behind
+/**
+ * migrc_arch_cpu_behind - whether this CPU may use a stale entry of @mm
+ * @mm: an mm
+ * @gen: the architecture's generation of @mm after a deferred unmap
+ *
+ * Called with interrupts disabled (an IPI), so that no switch or flush
+ * runs halfway.
+ *
+ * Return: true if this CPU may still use an entry invalidated at @gen.
+ */
+static inline bool migrc_arch_cpu_behind(struct mm_struct *mm, u64 gen)
+{
+	return false;
+}
+#endif
 
 /* The shadow clock, read (acquire) before a flush it will be recorded for. */
 static inline u64 migrc_debug_clock(void)
@@ -207,7 +244,6 @@ void migrc_trace_publish(u64 gen, u64 nr_pages, unsigned int nr_cpus);
 void migrc_trace_flush(enum migrc_event cause, u64 need, u64 clean_to,
 		       unsigned int cpus, unsigned int pruned);
 u64 migrc_stat_read(enum migrc_event ev);
-void migrc_arch_flush(const struct cpumask *mask);
 void migrc_flush_cpus(const struct cpumask *mask);
 void migrc_flush_cpus_now(const struct cpumask *mask, enum migrc_event cause);
 void migrc_refuse(enum migrc_event why, unsigned long nr);
@@ -236,8 +272,48 @@ void migrc_flush_pending(enum migrc_event cause);
 void migrc_src_still_used(u64 gen);
 bool migrc_defer_forbidden(void);
 void migrc_kick_flush(void);
-const struct cpumask *migrc_arch_batch_cpus(struct arch_tlbflush_unmap_batch *b);
-void migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *b);
+
+/*
+ * The architecture's flush: an arch header (x86: <asm/tlbflush.h>) that
+ * can defer a read-only batch defines all three. Without them, every batch
+ * is flushed at once as without MIGRC (counted in migrc_declined_arch).
+ * arm64 is one such: MIGRC saves the IPIs of a read-only batch, and arm64
+ * sends none, as arch_tlbbatch_add_pending() has already broadcast a TLBI
+ * for every page and arch_tlbbatch_flush() only waits for them with a DSB.
+ */
+#ifndef migrc_arch_batch_cpus
+/**
+ * migrc_arch_batch_cpus - the CPUs a read-only batch must flush, if deferrable
+ * @batch: a batch filled by arch_tlbbatch_add_pending()
+ *
+ * Return: the CPUs the batch must flush, or NULL to flush it at once.
+ */
+static inline const struct cpumask *
+migrc_arch_batch_cpus(struct arch_tlbflush_unmap_batch *batch)
+{
+	return NULL;
+}
+
+/**
+ * migrc_arch_batch_clear - forget a batch whose flush was deferred
+ * @batch: the batch
+ */
+static inline void migrc_arch_batch_clear(struct arch_tlbflush_unmap_batch *batch)
+{
+}
+
+/**
+ * migrc_arch_flush - flush stale user translations on a set of CPUs
+ * @mask: the CPUs to flush
+ *
+ * Called in task context with interrupts enabled; returns when every CPU
+ * in @mask is flushed. Flushing everything everywhere is always enough.
+ */
+static inline void migrc_arch_flush(const struct cpumask *mask)
+{
+	flush_tlb_all();
+}
+#endif
 
 /* Page-cache folios: mm/migrc_file.c (a writer's hook is in <linux/fs.h>). */
 bool migrc_file_deferrable(struct folio *src, enum migrc_event *refused);

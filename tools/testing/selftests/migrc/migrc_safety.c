@@ -69,6 +69,8 @@
 #define STATS_FILE	"/sys/kernel/debug/migrc/stats"
 #define ENABLED_FILE	"/sys/kernel/mm/migrc/enabled"
 #define NPAGES		1024		/* 4 MiB: two migration batches */
+#define MOVE_TRIES	6		/* move_pages() of a range, at most */
+#define MOVE_PAUSE_US	5000		/* before the second, doubling */
 #define MAX_READERS	64
 #define MAX_PHASE	8
 #define REUSE_BYTES	(8UL << 20)	/* what another owner fills per try */
@@ -418,10 +420,16 @@ static long move_range(struct region *r, char *mem, size_t npages, int node)
 	}
 	/*
 	 * A positive result counts pages that failed: status tells which.
-	 * A page may be busy for a moment (-EBUSY, -EAGAIN, or -ENOMEM on the
-	 * small node 0): ask again, twice at most; pages already there stay.
+	 * A page may be busy for a moment (-EBUSY, -EAGAIN: reclaim or
+	 * compaction holds it isolated), or the small node 0 short of free
+	 * pages until kswapd has caught up (-ENOMEM): ask again after a
+	 * pause that doubles, MOVE_TRIES times at most; pages already there
+	 * stay.
 	 */
-	for (int attempt = 0; attempt < 3 && moved < (long)npages; attempt++) {
+	for (int attempt = 0; attempt < MOVE_TRIES && moved < (long)npages;
+	     attempt++) {
+		if (attempt)
+			usleep(MOVE_PAUSE_US << attempt);
 		moved = 0;
 		if (syscall(SYS_move_pages, 0, npages, r->pages, r->nodes,
 			    r->status,
@@ -442,6 +450,19 @@ static void unmoved(struct region *r, int attempt, long moved)
 				       attempt, moved, r->npages, p, r->status[p]);
 			return;
 		}
+}
+
+/*
+ * Put a test's memory on @node before the test starts: all of it, or say
+ * why not.
+ */
+static bool place(struct region *r, char *mem, int node)
+{
+	long moved = move_range(r, mem, r->npages, node);
+
+	if (moved < (long)r->npages)
+		unmoved(r, 0, moved);
+	return moved == (long)r->npages;
 }
 
 /* Migrate the region to the other node. */
@@ -581,7 +602,7 @@ FIXTURE_SETUP(migrc)
 	}
 	ASSERT_EQ(mprotect(r->mem, r->npages * r->psize, PROT_READ), 0);
 	r->node = 0;
-	ASSERT_EQ(move_range(r, r->mem, r->npages, 0), (long)r->npages);
+	ASSERT_TRUE(place(r, r->mem, 0));
 	ASSERT_TRUE(start_readers(r));
 	counters(self->c0);
 	if (self->broken[0])
@@ -1415,7 +1436,7 @@ TEST_F(migrc, range_reuse)
 	/* The anonymous region replaces the file, is migrated, replaced. */
 	declare(r, NEWER);
 	ASSERT_EQ(mprotect(spare, len, PROT_READ), 0);
-	ASSERT_EQ(move_range(r, spare, r->npages, 0), (long)r->npages);
+	ASSERT_TRUE(place(r, spare, 0));
 	r->node = 0;
 	ASSERT_EQ(mremap(spare, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			 r->mem), r->mem);
@@ -1782,7 +1803,7 @@ TEST_F(migrc, file_shared)
 	/* Populated: move_pages() finds only mapped pages. */
 	ASSERT_EQ(mmap(r->mem, len, PROT_READ,
 		       MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0), r->mem);
-	ASSERT_EQ(move_range(r, r->mem, r->npages, 0), (long)r->npages);
+	ASSERT_TRUE(place(r, r->mem, 0));
 	r->node = 0;
 	start_readers(r);
 	r->readers[0].words += sum[0];
@@ -1893,7 +1914,7 @@ static bool map_file(struct __test_metadata *_metadata,
 	ASSERT_GE(f->fd, 0);
 	ASSERT_EQ(mmap(r->mem, len, PROT_READ,
 		       MAP_SHARED | MAP_FIXED | MAP_POPULATE, f->fd, 0), r->mem);
-	ASSERT_EQ(move_range(r, r->mem, r->npages, 0), (long)r->npages);
+	ASSERT_TRUE(place(r, r->mem, 0));
 	r->node = 0;
 	ASSERT_TRUE(start_readers(r));
 	r->readers[0].words += sum[0];
@@ -2243,7 +2264,7 @@ TEST_F(migrc, memfd_sealed_truncate)
 	/* Sealed first: the mapping then cannot become writable. */
 	ASSERT_EQ(mmap(r->mem, len, PROT_READ,
 		       MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0), r->mem);
-	ASSERT_EQ(move_range(r, r->mem, r->npages, 0), (long)r->npages);
+	ASSERT_TRUE(place(r, r->mem, 0));
 	r->node = 0;
 	r->scan_lo = r->npages - 1;
 	r->word_lo = r->psize / 2 / sizeof(uint64_t);
@@ -2407,7 +2428,7 @@ TEST_F(migrc, lost_write)
 
 	ASSERT_NE(mem, MAP_FAILED);
 	memset(mem, 0, len);
-	ASSERT_EQ(move_range(r, mem, r->npages, 0), (long)r->npages);
+	ASSERT_TRUE(place(r, mem, 0));
 	for (int i = 0; i < nw; i++) {
 		wr[i] = (struct writer){ .cpu = i + 1, .slot = i, .mem = mem,
 			.npages = r->npages, .psize = r->psize, .stop = &stop,
