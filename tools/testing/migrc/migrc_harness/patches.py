@@ -94,6 +94,11 @@ ACCEPTED = [
     (r"^tools/testing/(selftests/)?migrc/", r"Prefer using the BIT macro",
      "user-space tests: BIT() is a kernel macro, not in the uapi headers "
      "they build against."),
+    (r"^include/trace/events/", r"Lines should not end with a '\('|"
+     r"Alignment should match open parenthesis",
+     "TRACE_EVENT() is written the way every header in include/trace/events "
+     "is: TP_STRUCT__entry( and friends open a block, and the fields "
+     "are aligned as a table."),
     (r"^tools/testing/migrc/guest/bench\.c$",
      r"char \* array declaration might be better as static const",
      "the argv of posix_spawn() holds a command read from the environment "

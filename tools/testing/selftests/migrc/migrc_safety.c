@@ -1175,7 +1175,8 @@ TEST_F(migrc, write_other_mm)
 	/* The helper's own forced flushes; without tracefs, everyone's. */
 	traced = forced_trace_start(h.pid);
 	if (!traced)
-		ksft_print_msg("no migrc:migrc_flush event: counting every process's forced write flushes\n");
+		ksft_print_msg("no migrc:migrc_flush event: %s\n",
+			       "counting every process's forced write flushes");
 	for (int t = 0; t < WRITE_TRIES; t++) {
 		long n;
 
