@@ -393,13 +393,22 @@ static void migrc_debug_check_copy(struct page *page,
 }
 
 /**
- * migrc_debug_write - a PTE of @page is about to become writable in place
- * @page: the page (may be NULL)
+ * migrc_debug_write - PTEs of pages are about to become writable
+ * @page: the first page (may be NULL)
+ * @nr: how many pages from @page
+ *
+ * From migrc_flush_before_write() (an entry made writable in place) and
+ * from the page table check of every writable entry set (a fault, a
+ * migration's restored entry, ...): CONFIG_MIGRC_DEBUG enforces
+ * CONFIG_PAGE_TABLE_CHECK, so no path that maps a page writable needs a
+ * call of its own.
  */
-void migrc_debug_write(struct page *page)
+void migrc_debug_write(struct page *page, unsigned long nr)
 {
-	if (page)
-		migrc_debug_check_copy(page, MIGRC_DEBUG_WRITE);
+	unsigned long i;
+
+	for (i = 0; page && i < nr; i++)
+		migrc_debug_check_copy(page + i, MIGRC_DEBUG_WRITE);
 }
 
 /**

@@ -179,16 +179,19 @@ EXPORT_SYMBOL(migrc_file_writer_flush);
 
 /**
  * migrc_file_partial_truncate - a truncation is about to zero part of a folio
- * @mapping: the folio's mapping; the folio is locked
+ * @folio: the folio, locked, in its mapping
  *
  * Write-sealed memfds shrink without write access (see the top of this
  * file). The folio lock orders this load after the raise of a migration
- * that made the folio: it raised before it unlocked the copy.
+ * that made the folio: it raised before it unlocked the copy. The shadow
+ * checks the change whatever this decided.
  */
-void migrc_file_partial_truncate(struct address_space *mapping)
+void migrc_file_partial_truncate(struct folio *folio)
 {
+	struct address_space *mapping = folio->mapping;
 	u64 gen = atomic64_read(&mapping->migrc_gen);
 
 	if (gen)
 		migrc_file_flush(mapping, gen, MIGRC_BREAK_FILE_TRUNC);
+	migrc_debug_file_change(folio);
 }

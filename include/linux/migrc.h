@@ -123,7 +123,7 @@ void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
 void migrc_debug_leave(struct page *page, unsigned int order);
 void migrc_debug_copy(struct folio *src, struct folio *dst);
 void migrc_debug_discard(struct page *page, unsigned int order);
-void migrc_debug_write(struct page *page);
+void migrc_debug_write(struct page *page, unsigned long nr);
 void migrc_debug_file_change(struct folio *folio);
 void migrc_debug_mm_flushed(struct mm_struct *mm, u64 sampled);
 void migrc_debug_record(u64 sampled);
@@ -194,7 +194,7 @@ static inline void migrc_debug_leave(struct page *page, unsigned int order) { }
 static inline void migrc_debug_copy(struct folio *src, struct folio *dst) { }
 static inline void migrc_debug_discard(struct page *page,
 				       unsigned int order) { }
-static inline void migrc_debug_write(struct page *page) { }
+static inline void migrc_debug_write(struct page *page, unsigned long nr) { }
 static inline void migrc_debug_file_change(struct folio *folio) { }
 static inline void migrc_debug_mm_flushed(struct mm_struct *mm, u64 sampled) { }
 static inline void migrc_debug_record(u64 sampled) { }
@@ -318,7 +318,7 @@ static inline void migrc_arch_flush(const struct cpumask *mask)
 /* Page-cache folios: mm/migrc_file.c (a writer's hook is in <linux/fs.h>). */
 bool migrc_file_deferrable(struct folio *src, enum migrc_event *refused);
 void migrc_file_deferred(struct address_space *mapping, u64 gen, long nr);
-void migrc_file_partial_truncate(struct address_space *mapping);
+void migrc_file_partial_truncate(struct folio *folio);
 
 /**
  * migrc_sample_flush - sample the latest generation before a flush
@@ -507,7 +507,7 @@ static inline void migrc_flush_before_write(struct mm_struct *mm,
 {
 	if (unlikely(migrc_any_pending()) && !migrc_broken(MIGRC_BREAK_WRITE))
 		migrc_flush_mm_before_write(mm);
-	migrc_debug_write(page);
+	migrc_debug_write(page, 1);
 }
 
 /**
@@ -636,7 +636,7 @@ static inline bool migrc_mm_maybe_stale(struct mm_struct *mm)
 }
 
 static inline void migrc_numa_scan_end(void) { }
-static inline void migrc_file_partial_truncate(struct address_space *mapping) { }
+static inline void migrc_file_partial_truncate(struct folio *folio) { }
 
 #endif /* CONFIG_MIGRC */
 

@@ -72,7 +72,7 @@
 #define MOVE_TRIES	6		/* move_pages() of a range, at most */
 #define MOVE_PAUSE_US	5000		/* before the second, doubling */
 #define MAX_READERS	64
-#define MAX_PHASE	8
+#define MAX_PHASE	16		/* phases declared; racing tests try once each */
 #define REUSE_BYTES	(8UL << 20)	/* what another owner fills per try */
 #define REUSE_TRIES	8
 #define WRITE_TRIES	4
