@@ -17,7 +17,8 @@ migrc_events() { cat $MIGRC_STATS 2>/dev/null | awk -v f="$1" '{ printf "%s ", $
 # MIGRC's trace events (include/trace/events/migrc.h).
 TRACING=/sys/kernel/tracing
 MIGRC_TRACE=$TRACING/events/migrc
-# migrc_trace_start: record MIGRC's trace events from now on, and nothing else.
+# migrc_trace_start [EVENT...]: record MIGRC's trace events (or only the
+# ones named) from now on, and nothing else.
 migrc_trace_start() {
 	mount -t tracefs none $TRACING 2>/dev/null
 	for e in migrc_publish migrc_flush migrc_refuse; do
@@ -28,7 +29,11 @@ migrc_trace_start() {
 	# Node 0 is small: 1 MiB per CPU holds thousands of records.
 	echo 1024 > $TRACING/buffer_size_kb
 	echo > $TRACING/trace
-	echo 1 > $MIGRC_TRACE/enable
+	if [ $# -eq 0 ]; then
+		echo 1 > $MIGRC_TRACE/enable
+	else
+		for e; do echo 1 > $MIGRC_TRACE/$e/enable; done
+	fi
 	echo 1 > $TRACING/tracing_on
 }
 # migrc_trace_stop FILE: stop, and keep the records in FILE; fails if the
