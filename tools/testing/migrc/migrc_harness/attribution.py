@@ -118,6 +118,10 @@ def _migrc_cause(chain: list[str]) -> str | None:
     if "arch_tlbbatch_flush" in chain and \
             _after(chain, "arch_tlbbatch_flush") in RO_BATCH_FLUSHERS:
         return "read-only batch flushed at once"
+    # The normal batch's pending unmaps, which flush_tlb_batched_pending()
+    # flushes on every kernel; on MIGRC's it tail-calls MIGRC's wrapper.
+    if "flush_tlb_batched_unmaps" in chain:
+        return None
     # migrc_arch_flush() jumps to tlbbatch_flush_cpus(); the Rust core's
     # mangled names hold "5migrc".
     if any("migrc" in f for f in chain) or (
@@ -139,9 +143,9 @@ def classify(chain: list[str]) -> tuple[str, str]:
         how = "batch" if "try_to_unmap_flush" in names else "unbatched"
         path = _innermost(chain, MIGRATION_PATHS) or "other"
         return "migration", f"migration {how}: {path}"
-    if "flush_tlb_batched_pending" in names:
-        by = _first(chain, CALLERS) or _after(
-            chain, "flush_tlb_batched_pending") or "?"
+    pending = names & {"flush_tlb_batched_pending", "flush_tlb_batched_unmaps"}
+    if pending:
+        by = _first(chain, CALLERS) or _after(chain, min(pending)) or "?"
         return "other", f"batched pending: {by}"
     if "try_to_unmap_flush" in names or "try_to_unmap_flush_dirty" in names:
         flusher = "try_to_unmap_flush" if "try_to_unmap_flush" in names \

@@ -83,6 +83,12 @@ MM_MUNMAP = ("native_flush_tlb_multi<tlbbatch_flush_cpus<" + RUST_MM +
              "<migrc_flush_cpus_upto<flush_tlb_batched_pending<zap_pte_range<"
              "unmap_page_range<unmap_vmas<vms_clear_ptes<"
              "vms_complete_munmap_vmas<do_vmi_munmap")
+# The normal batch's pending unmaps, flushed by the MIGRC kernel's
+# flush_tlb_batched_pending() (a tail call into MIGRC's wrapper): not
+# MIGRC's own flush, as on vanilla (a 7.3.4 bench boot, exit).
+PENDING_UNMAPS = ("flush_tlb_mm_range<flush_tlb_batched_unmaps<"
+                  "migrc_flush_tlb_batched_pending<__zap_vma_range<"
+                  "unmap_vmas<exit_mmap<__mmput<do_exit<do_group_exit")
 MM_UNPUBLISHED = ("smp_call_function_many_cond<tlbbatch_flush_cpus<"
                   "change_protection<mprotect_fixup<do_mprotect_pkey")
 INLINE_RO = ("native_flush_tlb_multi<tlbbatch_flush_cpus<arch_tlbbatch_flush<"
@@ -120,6 +126,7 @@ EXPECTED = (
     (INLINE_DEMOTE, ("migration", "migration batch: demotion")),
     (KSWAPD_UNMAP, ("other", "unmap batch: shrink_folio_list")),
     (MM_MUNMAP, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
+    (PENDING_UNMAPS, ("other", "batched pending: exit")),
     (MM_UNPUBLISHED, ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),
     ("tlbbatch_flush_cpus<" + RUST + "<numa_rebuild_single_mapping<"
      "handle_mm_fault", ("migrc", "migrc: deferred flush (reasons: migrc_flush)")),

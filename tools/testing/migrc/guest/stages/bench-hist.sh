@@ -18,7 +18,8 @@ IPIS=$T/events/csd/csd_queue_cpu
 HIST_ROUNDS="hist:keys=common_stacktrace:size=8192 if reason == 4"
 HIST_IPIS="hist:keys=common_stacktrace:size=8192 if func == $FLUSH_FN"
 MIGRC_FLUSHES=$T/events/migrc/migrc_flush
-HIST_MIGRC="hist:keys=reason:vals=hitcount,cpus:size=64 if cpus > 0"
+# (128 entries: the smallest map a hist trigger takes, TRACING_MAP_BITS_MIN.)
+HIST_MIGRC="hist:keys=reason:vals=hitcount,cpus:size=128 if cpus > 0"
 # hist_reset: drop what the histograms counted and count again.
 hist_reset() {
 	echo "!$HIST_ROUNDS" > $ROUNDS/trigger 2>/dev/null
