@@ -280,8 +280,11 @@ void migrc_kick_flush(void);
  * arm64 is one such: MIGRC saves the IPIs of a read-only batch, and arm64
  * sends none, as arch_tlbbatch_add_pending() has already broadcast a TLBI
  * for every page and arch_tlbbatch_flush() only waits for them with a DSB.
+ * The defaults serve built-in code only: Rust's bindgen reads this header
+ * as a module would, and x86 declares flush_tlb_all() for built-in code
+ * alone.
  */
-#ifndef migrc_arch_batch_cpus
+#if !defined(migrc_arch_batch_cpus) && !defined(MODULE)
 /**
  * migrc_arch_batch_cpus - the CPUs a read-only batch must flush, if deferrable
  * @batch: a batch filled by arch_tlbbatch_add_pending()
