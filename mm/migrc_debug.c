@@ -51,9 +51,11 @@
 #include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/kasan.h>
+#include <linux/leafops.h>
 #include <linux/migrc.h>
 #include <linux/mm.h>
 #include <linux/page_ext.h>
+#include <linux/page_table_check.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/rcupdate.h>
@@ -107,9 +109,21 @@ static bool need_migrc_debug(void)
 	return true;
 }
 
+/*
+ * The shadow learns of copies from the page table check, which
+ * CONFIG_MIGRC_DEBUG enforces; page_table_check=off on the command line
+ * still turns it off. Its page_ext init runs before this one.
+ */
+static void __init init_migrc_debug(void)
+{
+	if (static_branch_likely(&page_table_check_disabled))
+		pr_err("migrc: page_table_check=off: the shadow does not see copies\n");
+}
+
 struct page_ext_operations migrc_debug_ops = {
 	.size = sizeof(struct migrc_mark),
 	.need = need_migrc_debug,
+	.init = init_migrc_debug,
 };
 
 static struct migrc_mark *migrc_mark_of(struct page_ext *ext)
@@ -303,54 +317,79 @@ void migrc_debug_leave(struct page *page, unsigned int order)
 	rcu_read_unlock();
 }
 
-/**
- * migrc_debug_copy - a migration copied marked pages
- * @src: the source folio, unmapped
- * @dst: its copy, not mapped yet
- *
- * Until the CPUs that may still read the source are clean, the copy must
- * not become writable: they would read the old data after the new data was
- * written. The copy remembers them (the source's own mark, or, if that one
- * is clean, what the source remembered as a copy itself). A source whose
- * own mark is not clean gets the checksum of the copy, which
- * migrc_debug_leave() compares with its data.
+/*
+ * @dst holds the data of @src, copied by a migration. Until the CPUs that
+ * may still read the source are clean, the copy must not change: they
+ * would read the old data after the new data was written. The copy
+ * remembers them (the source's own mark, or, if that one is clean, what
+ * the source remembered as a copy itself). A source whose own mark is not
+ * clean gets the checksum of the copy, which migrc_debug_leave() compares
+ * with its data.
  */
-void migrc_debug_copy(struct folio *src, struct folio *dst)
+static void migrc_debug_copy(struct page *src, struct page *dst)
 {
-	long i, nr = folio_nr_pages(src);
+	struct page_ext *s = page_ext_get(src);
+	struct page_ext *d = s ? page_ext_get(dst) : NULL;
+	struct migrc_mark *ms, *md;
+	unsigned long cpus;
+	u64 stamp;
 
-	for (i = 0; i < nr; i++) {
-		struct page_ext *s = page_ext_get(folio_page(src, i));
-		struct page_ext *d = s ? page_ext_get(folio_page(dst, i)) : NULL;
-		struct migrc_mark *ms, *md;
-		unsigned long cpus;
-		u64 stamp;
-
-		if (d) {
-			ms = migrc_mark_of(s);
-			md = migrc_mark_of(d);
-			/* Pairs with the release stores of the marks. */
-			stamp = smp_load_acquire(&ms->stamp);
-			cpus = READ_ONCE(ms->cpus);
-			if (migrc_mark_stale_cpu(stamp, cpus) < 0) {
-				/* As above, for the copy mark. */
-				stamp = smp_load_acquire(&ms->copy_stamp);
-				cpus = READ_ONCE(ms->copy_cpus);
-			} else {
-				WRITE_ONCE(ms->sum,
-					   migrc_page_sum(folio_page(dst, i)));
-				WRITE_ONCE(ms->summed,
-					   migrc_rule_broken() ?
-					   MIGRC_SUMMED_BROKEN : MIGRC_SUMMED);
-			}
-			WRITE_ONCE(md->copy_cpus, cpus);
-			/* Pairs with migrc_debug_write(): the CPUs come first. */
-			smp_store_release(&md->copy_stamp, stamp);
-			page_ext_put(d);
+	if (d) {
+		ms = migrc_mark_of(s);
+		md = migrc_mark_of(d);
+		/* Pairs with the release stores of the marks. */
+		stamp = smp_load_acquire(&ms->stamp);
+		cpus = READ_ONCE(ms->cpus);
+		if (migrc_mark_stale_cpu(stamp, cpus) < 0) {
+			/* As above, for the copy mark. */
+			stamp = smp_load_acquire(&ms->copy_stamp);
+			cpus = READ_ONCE(ms->copy_cpus);
+		} else if (READ_ONCE(ms->summed) == MIGRC_UNSUMMED) {
+			/* Once per source: each of its entries maps the copy. */
+			WRITE_ONCE(ms->sum, migrc_page_sum(dst));
+			WRITE_ONCE(ms->summed, migrc_rule_broken() ?
+				   MIGRC_SUMMED_BROKEN : MIGRC_SUMMED);
 		}
-		if (s)
-			page_ext_put(s);
+		WRITE_ONCE(md->copy_cpus, cpus);
+		/* Pairs with migrc_debug_write(): the CPUs come first. */
+		smp_store_release(&md->copy_stamp, stamp);
+		page_ext_put(d);
 	}
+	if (s)
+		page_ext_put(s);
+}
+
+/**
+ * migrc_debug_remap - a user entry is set, maybe where a migration entry was
+ * @old: the entry it replaces, as a leaf entry (none if it was present)
+ * @pfn: the first page the new entry maps
+ * @nr: how many pages from @pfn
+ *
+ * From the page table check, for every present user entry set. A
+ * migration entry that gives way to another page is a migration's copy
+ * being mapped, still locked by its migration: nobody wrote it since the
+ * copy. The shadow learns of copies here rather than from the migration,
+ * which calls no MIGRC hook between the copy and the unlock; the one copy
+ * it cannot see, of a source no entry maps any more, had all its entries
+ * zapped, and every zap flushes the deferred entries of its mm.
+ */
+void migrc_debug_remap(softleaf_t old, unsigned long pfn, unsigned long nr)
+{
+	unsigned long src, i;
+
+	if (!softleaf_is_migration(old) || !pfn_valid(pfn))
+		return;
+	src = softleaf_to_pfn(old);
+	/*
+	 * A failed migration or a split maps its source again: no copy.
+	 * MIGRC never defers hugetlb, whose contiguous entries (arm64) all
+	 * name the head page.
+	 */
+	if (page_folio(pfn_to_page(src)) == page_folio(pfn_to_page(pfn)) ||
+	    folio_test_hugetlb(page_folio(pfn_to_page(pfn))))
+		return;
+	for (i = 0; i < nr; i++)
+		migrc_debug_copy(pfn_to_page(src + i), pfn_to_page(pfn + i));
 }
 
 /**

@@ -121,7 +121,7 @@ extern atomic64_t migrc_shadow_clock;
 void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
 		      const struct cpumask *cpus, u64 arch_gen);
 void migrc_debug_leave(struct page *page, unsigned int order);
-void migrc_debug_copy(struct folio *src, struct folio *dst);
+void migrc_debug_remap(softleaf_t old, unsigned long pfn, unsigned long nr);
 void migrc_debug_discard(struct page *page, unsigned int order);
 void migrc_debug_write(struct page *page, unsigned long nr);
 void migrc_debug_file_change(struct folio *folio);
@@ -191,7 +191,8 @@ static inline u64 migrc_arch_mm_gen(struct mm_struct *mm)
 }
 
 static inline void migrc_debug_leave(struct page *page, unsigned int order) { }
-static inline void migrc_debug_copy(struct folio *src, struct folio *dst) { }
+static inline void migrc_debug_remap(softleaf_t old, unsigned long pfn,
+				     unsigned long nr) { }
 static inline void migrc_debug_discard(struct page *page,
 				       unsigned int order) { }
 static inline void migrc_debug_write(struct page *page, unsigned long nr) { }

@@ -74,6 +74,7 @@
 #define MAX_READERS	64
 #define MAX_PHASE	16		/* phases declared; racing tests try once each */
 #define REUSE_BYTES	(8UL << 20)	/* what another owner fills per try */
+#define LET_GO		(-1)		/* reuse(): drop what the last try filled */
 #define REUSE_TRIES	8
 #define WRITE_TRIES	4
 
@@ -779,8 +780,15 @@ static long reuse_tries(struct __test_metadata *_metadata,
 	break_set(aid);
 	for (int t = 0; t < REUSE_TRIES; t++) {
 		int from = self->r.node;
-		long moved = migrate(&self->r);
+		long moved;
 
+		/*
+		 * The region goes back where the last try filled: empty it
+		 * first, or the small node 0 may have no room for the region.
+		 */
+		if (t)
+			reuse(ctx, LET_GO);
+		moved = migrate(&self->r);
 		if (moved < (long)self->r.npages)
 			unmoved(&self->r, t, moved);
 		migrated += moved;
@@ -850,7 +858,7 @@ static bool stop_helper(struct helper *h)
 	return exited_ok(status);
 }
 
-/* reuse_leak's helper: fills fresh memory on each node it is sent. */
+/* reuse_leak's helper: fills fresh memory on each node it is sent (LET_GO: none). */
 static void filler_loop(struct region *r, pid_t parent, int cmd, int ack)
 {
 	uint64_t *m = NULL, node;
@@ -861,14 +869,17 @@ static void filler_loop(struct region *r, pid_t parent, int cmd, int ack)
 	while (read(cmd, &node, sizeof(node)) == sizeof(node)) {
 		if (m)
 			munmap(m, REUSE_BYTES);
-		if (bind_node(node))
-			_exit(2);
-		m = mmap(NULL, REUSE_BYTES, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED)
-			_exit(3);
-		for (size_t i = 0; i < REUSE_BYTES / sizeof(*m); i++)
-			m[i] = MARKER;
+		m = NULL;
+		if (node != (uint64_t)LET_GO) {
+			if (bind_node(node))
+				_exit(2);
+			m = mmap(NULL, REUSE_BYTES, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m == MAP_FAILED)
+				_exit(3);
+			for (size_t i = 0; i < REUSE_BYTES / sizeof(*m); i++)
+				m[i] = MARKER;
+		}
 		if (write(ack, "d", 1) != 1)
 			_exit(4);
 	}
@@ -909,8 +920,12 @@ static void page_cache_reuse(void *ctx, int node)
 {
 	struct page_cache_fill *pc = ctx;
 
-	if (ftruncate(pc->fd, 0) || bind_node(node))
+	if (ftruncate(pc->fd, 0))
 		fprintf(stderr, "# cannot reset the page cache file\n");
+	if (node == LET_GO)
+		return;
+	if (bind_node(node))
+		fprintf(stderr, "# cannot bind to node %d\n", node);
 	for (size_t off = 0; off < REUSE_BYTES; off += pc->len)
 		if (pwrite(pc->fd, pc->buf, pc->len, off) != (ssize_t)pc->len)
 			fprintf(stderr, "# page cache write failed\n");
