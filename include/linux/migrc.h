@@ -578,6 +578,56 @@ static inline bool migrc_vma_writable_scan(const struct vm_area_struct *vma)
 }
 #endif
 
+/* Cold writable anonymous pages: mm/migrc_cold.c. */
+void migrc_cold_wrprotect(struct mmu_gather *tlb, struct vm_area_struct *vma,
+			  unsigned long addr, pte_t *ptep, int nr);
+void migrc_scan_cold(struct mmu_gather *tlb, struct vm_area_struct *vma,
+		     unsigned long addr, pte_t *ptep, struct folio *folio,
+		     int nr);
+
+/**
+ * migrc_numa_scan_skip - a NUMA hinting scan leaves a present PTE as it is
+ * @tlb: the scan's gather
+ * @vma: the PTE's VMA
+ * @addr: the PTE's address
+ * @ptep: the PTE, under its PTE lock
+ * @pte: its value
+ * @folio: the folio it maps, or NULL
+ * @nr: how many PTEs from @ptep on map @folio
+ *
+ * A writable PTE nobody accessed since reclaim last aged it may lose its
+ * write bit to the scan's flush (migrc_scan_cold()).
+ */
+static inline void migrc_numa_scan_skip(struct mmu_gather *tlb,
+					struct vm_area_struct *vma,
+					unsigned long addr, pte_t *ptep,
+					pte_t pte, struct folio *folio, int nr)
+{
+	if (migrc_enabled() && folio && pte_write(pte) && !pte_young(pte))
+		migrc_scan_cold(tlb, vma, addr, ptep, folio, nr);
+}
+
+/**
+ * migrc_madvise_cold - MADV_COLD deactivates a page only @vma maps
+ * @tlb: the madvise gather
+ * @vma: the PTE's VMA
+ * @addr: the PTE's address
+ * @ptep: the PTE, under its PTE lock
+ * @pte: its value
+ * @nr: how many PTEs from @ptep on map its folio
+ *
+ * The range is cold by the caller's word: a writable PTE may lose its
+ * write bit to the madvise flush (migrc_cold_wrprotect()).
+ */
+static inline void migrc_madvise_cold(struct mmu_gather *tlb,
+				      struct vm_area_struct *vma,
+				      unsigned long addr, pte_t *ptep,
+				      pte_t pte, int nr)
+{
+	if (migrc_enabled() && pte_write(pte))
+		migrc_cold_wrprotect(tlb, vma, addr, ptep, nr);
+}
+
 #else /* !CONFIG_MIGRC */
 
 static inline void migrc_scope_begin(struct migrc_scope *scope)
@@ -641,6 +691,15 @@ static inline bool migrc_mm_maybe_stale(struct mm_struct *mm)
 
 static inline void migrc_numa_scan_end(void) { }
 static inline void migrc_file_partial_truncate(struct folio *folio) { }
+static inline void migrc_numa_scan_skip(struct mmu_gather *tlb,
+					struct vm_area_struct *vma,
+					unsigned long addr, pte_t *ptep,
+					pte_t pte, struct folio *folio,
+					int nr) { }
+static inline void migrc_madvise_cold(struct mmu_gather *tlb,
+				      struct vm_area_struct *vma,
+				      unsigned long addr, pte_t *ptep,
+				      pte_t pte, int nr) { }
 
 #endif /* CONFIG_MIGRC */
 

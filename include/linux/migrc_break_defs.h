@@ -21,3 +21,4 @@ MIGRC_TEST_AID(PUBLISH_HOLD, publish_hold) /* sleep before publication */
 MIGRC_BREAK_RULE(FILE_OPEN, file_open)	/* a file's new writer: no flush */
 MIGRC_BREAK_RULE(FILE_WRITERS, file_writers) /* a file's writers unseen */
 MIGRC_BREAK_RULE(FILE_TRUNC, file_trunc) /* partial truncation: no flush */
+MIGRC_BREAK_RULE(COLD, cold)		/* cold write protection unflushed */

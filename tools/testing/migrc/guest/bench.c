@@ -24,7 +24,9 @@
  *                              (model weights), never written through
  *                              the mapping. One sweep of warm-up, then
  *                              $BENCH_MARK runs, then LOOKUPS are timed;
- *                              ops = lookups
+ *                              ops = lookups. While they run, the main
+ *                              thread samples where the pages are
+ *                              (placement, below)
  *   demote-ro MIB HOT_MIB ROUNDS
  *                              a read-only region of MIB on node 0 whose
  *                              first HOT_MIB readers on CPUs 1..n-1 read
@@ -141,6 +143,7 @@ struct worker {
 	char *mem;
 	size_t len;
 	unsigned long long ops;
+	volatile unsigned long long pos;	/* tiering: lookups done */
 	const struct tiering *tiering;
 	volatile int *stop;
 };
@@ -241,7 +244,11 @@ static void *lookup_loop(void *arg)
 			p[word] = x;
 		else
 			sum += p[word];
+		/* Often enough for the sampler, rarely enough to cost nothing. */
+		if (!(i & 0x3fff))
+			w->pos = i;
 	}
+	w->pos = t->warm + t->todo;
 	w->ops = t->todo;
 	return (void *)(uintptr_t)sum;
 }
@@ -267,6 +274,121 @@ static void measure_mark(void)
 		fprintf(stderr, "BENCH_MARK failed: %s\n", cmd);
 }
 
+/*
+ * Placement, sampled by the main thread while the workers run: every
+ * SAMPLE_STRIDE-th page of the region, PLACE_SAMPLES times per measured
+ * part, at fixed points of the workers' progress (so both kernels pay the
+ * same sampling work), through move_pages() with no target nodes, which
+ * only reports each page's node. Per sample, the share of the sampled
+ * pages inside the hot window that are on node 0, the fast node. Per
+ * sampled page, the moves seen between samples: 1 -> 0 (promoted), 0 -> 1
+ * (demoted), and churn: a demotion seen at most one window's time after
+ * the page was seen promoted (the time the window takes to slide by its
+ * own width, the time a page stays hot). A page moved and moved back
+ * between two samples is not seen.
+ */
+#define SAMPLE_STRIDE	16
+#define PLACE_SAMPLES	32
+
+struct placement {
+	size_t n;			/* sampled pages */
+	void **addr;
+	int *status;
+	signed char *node;		/* last node seen, -1 if none yet */
+	int *promoted_at;		/* sample of the last promotion, or -1 */
+	double hot_node0;		/* sum over samples of the share */
+	int samples;			/* taken, with hot pages sampled */
+	unsigned long long promoted, demoted, churn;
+	double secs;
+};
+
+static int place_init(struct placement *pl, char *mem, size_t pages)
+{
+	*pl = (struct placement){
+		.n = (pages + SAMPLE_STRIDE - 1) / SAMPLE_STRIDE };
+	pl->addr = calloc(pl->n, sizeof(*pl->addr));
+	pl->status = calloc(pl->n, sizeof(*pl->status));
+	pl->node = malloc(pl->n);
+	pl->promoted_at = malloc(pl->n * sizeof(*pl->promoted_at));
+	if (!pl->addr || !pl->status || !pl->node || !pl->promoted_at)
+		return -1;
+	for (size_t j = 0; j < pl->n; j++) {
+		pl->addr[j] = mem + j * SAMPLE_STRIDE * psize;
+		pl->node[j] = -1;
+		pl->promoted_at[j] = -1;
+	}
+	return 0;
+}
+
+/* The workers' mean progress into the measured part, in lookups. */
+static unsigned long long measured_pos(const struct worker *w, int n,
+				       const struct tiering *t)
+{
+	unsigned long long sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += w[i].pos > t->warm ? w[i].pos - t->warm : 0;
+	return sum / n;
+}
+
+/* One sample, @k of PLACE_SAMPLES, with the window where @done puts it. */
+static void place_sample(struct placement *pl, const struct tiering *t,
+			 unsigned long long done, int k)
+{
+	/* The window of lookup_loop() at warm + done; warm is one sweep. */
+	size_t first = (size_t)(done % t->per_sweep * t->pages / t->per_sweep);
+	/* Samples the window takes to slide by its own width. */
+	int hot_for = (int)((t->window * PLACE_SAMPLES + t->pages - 1) /
+			    t->pages);
+	size_t in = 0, fast = 0;
+	double t0 = now();
+
+	if (syscall(SYS_move_pages, 0, pl->n, pl->addr, NULL, pl->status, 0)) {
+		perror("tiering: move_pages");
+		return;
+	}
+	for (size_t j = 0; j < pl->n; j++) {
+		size_t page = j * SAMPLE_STRIDE;
+		int nd = pl->status[j];
+
+		if ((page + t->pages - first) % t->pages < t->window) {
+			in++;
+			fast += nd == 0;
+		}
+		if (nd != 0 && nd != 1)
+			continue;	/* not present, or not a tier we know */
+		if (pl->node[j] == 1 && nd == 0) {
+			pl->promoted++;
+			pl->promoted_at[j] = k;
+		} else if (pl->node[j] == 0 && nd == 1) {
+			pl->demoted++;
+			if (pl->promoted_at[j] >= 0 &&
+			    k - pl->promoted_at[j] <= hot_for)
+				pl->churn++;
+			pl->promoted_at[j] = -1;
+		}
+		pl->node[j] = (signed char)nd;
+	}
+	if (in) {
+		pl->samples++;
+		pl->hot_node0 += (double)fast / in;
+	}
+	pl->secs += now() - t0;
+}
+
+/* Sample at PLACE_SAMPLES evenly spaced points of the measured lookups. */
+static void place_run(struct placement *pl, const struct worker *w, int n,
+		      const struct tiering *t)
+{
+	for (int k = 0; k < PLACE_SAMPLES; k++) {
+		unsigned long long at = t->todo * k / PLACE_SAMPLES, done;
+
+		while ((done = measured_pos(w, n, t)) < at)
+			usleep(20000);
+		place_sample(pl, t, done, k);
+	}
+}
+
 enum tiering_region { TIERING_ANON, TIERING_RO, TIERING_FILE };
 
 static const char * const tiering_names[] = {
@@ -285,7 +407,8 @@ static int run_tiering(size_t mib, size_t window_mib,
 	char *mem = kind == TIERING_FILE ? map_file_region(len) :
 					   map_region(len);
 	struct tiering t;
-	char more[96];
+	struct placement pl;
+	char more[256];
 	double t0, secs;
 
 	n = ncpu < MAX_THREADS ? ncpu : MAX_THREADS;
@@ -296,6 +419,10 @@ static int run_tiering(size_t mib, size_t window_mib,
 	t.warm = t.per_sweep;
 	if (!t.window || t.window > t.pages) {
 		fprintf(stderr, "tiering: bad window\n");
+		return 2;
+	}
+	if (place_init(&pl, mem, t.pages)) {
+		fprintf(stderr, "tiering: no memory for the sampler\n");
 		return 2;
 	}
 	pthread_barrier_init(&t.measure, NULL, n + 1);
@@ -316,17 +443,29 @@ static int run_tiering(size_t mib, size_t window_mib,
 	pthread_barrier_wait(&t.measure);
 	measure_mark();
 	t0 = now();
+	place_run(&pl, w, n, &t);
 	for (int i = 0; i < n; i++) {
 		pthread_join(w[i].thread, NULL);
 		ops += w[i].ops;
 	}
 	secs = now() - t0;
-	snprintf(more, sizeof(more), "threads=%d window_mib=%zu sweeps=%.2f write_pct=%u",
-		 n, window_mib, (double)t.todo / t.per_sweep, wpct);
+	snprintf(more, sizeof(more),
+		 "threads=%d window_mib=%zu sweeps=%.2f write_pct=%u "
+		 "hot_node0_pct=%.1f place_samples=%d sample_stride=%d "
+		 "promoted_seen=%llu demoted_seen=%llu churn_seen=%llu "
+		 "sample_s=%.2f",
+		 n, window_mib, (double)t.todo / t.per_sweep, wpct,
+		 pl.samples ? 100 * pl.hot_node0 / pl.samples : 0.0,
+		 pl.samples, SAMPLE_STRIDE, pl.promoted, pl.demoted, pl.churn,
+		 pl.secs);
 	report(kind == TIERING_ANON && wpct ? "tiering-write" :
 	       tiering_names[kind], ops, secs, more);
 	if (kind == TIERING_FILE)
 		unlink(BENCH_FILE);
+	free(pl.addr);
+	free(pl.status);
+	free(pl.node);
+	free(pl.promoted_at);
 	return 0;
 }
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import arches, attribution, kbuild, runner, vm
-from .common import BUILD, HarnessError, StrPath, log
+from .common import BUILD, REPO, HarnessError, StrPath, log
 
 # {scenario: {kernel: [one boot's {metric: value}]}}
 Results = dict[str, dict[str, list[dict[str, Any]]]]
@@ -27,10 +27,16 @@ Doc = dict[str, Any]
 # A step of 'make bench': (repetition, kernel, scenarios of the boot).
 Step = tuple[int, str, list[str]]
 
-# The default run: the migration workloads, 3 repetitions, one boot per
-# kernel and repetition running them all.
+# The default run: the migration workloads, one boot per kernel and
+# repetition running them all. 5 + 5 boots are the fewest whose paired
+# ratios give an interval narrow enough to read (t = 2.776 at 4 degrees of
+# freedom, against 4.303 for 3 + 3); a boot takes about 6 min, so the run
+# fits an hour. QUICK=1 does a quarter of the work in 3 + 3 boots, the
+# fewest with an interval at all, in about 14 min.
 SCENARIOS = ["migrate", "tiering", "tiering-ro", "tiering-write", "demote-ro",
              "tiering-file"]
+REPS = 5
+QUICK_REPS = 3
 # MICRO=1: the paths MIGRC must not slow down, each in its own boot, 10 + 10
 # alternating boots; the verdict is a 95% confidence interval of the ratio.
 MICRO = ["alloc-path", "fault-path", "munmap-path", "write-path"]
@@ -49,7 +55,15 @@ METRICS = ["tlb_shootdowns", "nr_tlb_remote_flush",
            "nr_tlb_local_flush_one", "pgmigrate_success", "pgdemote",
            "pgpromote", "numa_hint_faults", "pgpromote_candidate",
            "pgmigrate_fail", "pgscan_kswapd", "migrc_deferred", "ops_per_s",
-           "seconds", "free_kb_end", "shootdowns_per_1k_migrated"]
+           "seconds", "free_kb_end", "shootdowns_per_1k_migrated", "pgfault",
+           "hot_node0_pct", "promoted_seen", "demoted_seen", "churn_seen",
+           "churn_pct", "churn_pages", "sample_s"]
+# The metrics compared boot by boot, with the ratio's 95% interval: the
+# shootdowns first (IPIs received, rounds sent, IPIs per migrated page),
+# then what explains them (volume, placement, churn, faults), then ops/s.
+RATIO_METRICS = ["tlb_shootdowns", "nr_tlb_remote_flush",
+                 "shootdowns_per_1k_migrated", "pgmigrate_success",
+                 "hot_node0_pct", "churn_pages", "pgfault", "ops_per_s"]
 OUT = BUILD / "bench"
 # MIGRC's events (debugfs migrc/stats), kept per run (none on vanilla).
 MIGRC_EVENTS = re.compile(r"migrc_")
@@ -84,6 +98,7 @@ def _parse(guest: vm.GuestRun) -> dict[str, dict[str, Any]]:
         if vals.get("pgmigrate_success"):
             vals["shootdowns_per_1k_migrated"] = \
                 1000 * vals.get("tlb_shootdowns", 0) / vals["pgmigrate_success"]
+        vals.update(churn(vals))
     for sc, chains in attribution.parse(lines).items():
         if sc in runs:
             # The raw chains too, so a later classifier can sort them again.
@@ -95,6 +110,19 @@ def _parse(guest: vm.GuestRun) -> dict[str, dict[str, Any]]:
     return runs
 
 
+def churn(vals: dict[str, Any]) -> dict[str, float]:
+    """The churn of a tiering run from its placement samples: the pages
+    seen promoted and demoted again within one window's time, scaled from
+    the sampled pages to the region (churn_pages), and as a share of the
+    promotions seen (churn_pct). Nothing without samples."""
+    if "churn_seen" not in vals or not vals.get("sample_stride"):
+        return {}
+    out = {"churn_pages": vals["churn_seen"] * vals["sample_stride"]}
+    if vals.get("promoted_seen"):
+        out["churn_pct"] = 100 * vals["churn_seen"] / vals["promoted_seen"]
+    return out
+
+
 # Two-sided 95% quantiles of Student's t, by degrees of freedom (1..30).
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
         2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
@@ -102,25 +130,57 @@ T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
         2.048, 2.045, 2.042]
 
 
+def paired(per: dict[str, list[dict[str, Any]]], metric: str
+           ) -> tuple[dict[int, tuple[float, float]], list[int]]:
+    """One metric's (vanilla, migrc) values by repetition, and the
+    repetitions left out because a kernel's boot lacks the metric. A run
+    says its repetition ('rep'); runs of older files, which do not, are
+    numbered in order, as they were booted."""
+    def by_rep(runs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+        return {int(r.get("rep", i)): r for i, r in enumerate(runs)}
+
+    van, mig = by_rep(per.get("vanilla", [])), by_rep(per.get("migrc", []))
+    pairs, missing = {}, []
+    for rep in sorted(van.keys() | mig.keys()):
+        v, m = van.get(rep, {}), mig.get(rep, {})
+        if metric in v and metric in m:
+            pairs[rep] = (float(v[metric]), float(m[metric]))
+        else:
+            missing.append(rep)
+    return pairs, missing
+
+
 def ratio_ci(per: dict[str, list[dict[str, Any]]],
              metric: str = "ops_per_s") -> dict[str, Any]:
-    """MIGRC over vanilla for one metric of runs that alternated: the ratio
-    of the medians, and the geometric mean of the ratios of the two boots of
-    each repetition with its 95% confidence interval (a t interval on the
-    logs, exponentiated: pairing neighbouring boots cancels drift). A
-    repetition missing the metric on either kernel is left out whole."""
-    pairs: list[tuple[float, float]] = [
-        (v[metric], m[metric])
-        for v, m in zip(per["vanilla"], per["migrc"])
-        if v.get(metric) and m.get(metric)]
-    van = [v for v, _ in pairs]
-    mig = [m for _, m in pairs]
-    logs = [math.log(m / v) for v, m in pairs]
+    """MIGRC over vanilla for one metric of runs that alternated: the
+    medians of the paired boots, the ratio of the medians, and the geometric
+    mean of the ratios of the two boots of each repetition with its 95%
+    confidence interval (a t interval on the logs, exponentiated: pairing
+    neighbouring boots cancels drift). A repetition missing the metric on
+    either kernel is left out whole ('missing'). A zero has no log: a
+    repetition with a zero on one kernel leaves the metric without an
+    interval ('zeros' names it; leaving the pair out would drop the boots
+    that differ most), one with zeros on both is left out ('both_zero')."""
+    byrep, missing = paired(per, metric)
+    zeros: dict[str, list[int]] = {k: [r for r, p in byrep.items()
+                                       if p[i] == 0 and p[1 - i] != 0]
+                                   for i, k in enumerate(KERNELS)}
+    both = [r for r, (v, m) in byrep.items() if v == 0 and m == 0]
+    van = [v for v, _ in byrep.values()]
+    mig = [m for _, m in byrep.values()]
+    logs = [math.log(m / v) for v, m in byrep.values() if v and m]
     out: dict[str, Any] = {
         "metric": metric, "pairs": len(logs),
         "vanilla_median": statistics.median(van) if van else None,
         "migrc_median": statistics.median(mig) if mig else None}
-    if van and mig:
+    if missing:
+        out["missing"] = missing
+    if both:
+        out["both_zero"] = both
+    if any(zeros.values()):
+        out["zeros"] = {k: r for k, r in zeros.items() if r}
+        return out
+    if van and mig and statistics.median(van):
         out["ratio_of_medians"] = statistics.median(mig) / \
             statistics.median(van)
     if len(logs) >= 2:
@@ -132,13 +192,28 @@ def ratio_ci(per: dict[str, list[dict[str, Any]]],
     return out
 
 
-def ratio_verdict(lo: float, hi: float) -> str:
+def ratio_verdict(lo: float, hi: float, metric: str = "ops_per_s") -> str:
     """What a 95% interval of MIGRC / vanilla supports."""
-    return "slower" if hi < 1 else "faster" if lo > 1 else \
-        "no difference shown"
+    below, above = ("slower", "faster") if metric == "ops_per_s" else \
+        ("lower", "higher")
+    return below if hi < 1 else above if lo > 1 else "no difference shown"
 
 
-def _ratio_table(doc: Doc) -> None:
+def ratio_cell(r: dict[str, Any]) -> tuple[str, str, str]:
+    """The mean ratio, its 95% interval and the verdict as text; where
+    there is no interval, why."""
+    if "ci95" in r:
+        lo, hi = r["ci95"]
+        return (f"{r['ratio_mean']:.3f}", f"[{lo:.3f}, {hi:.3f}]",
+                ratio_verdict(lo, hi, r["metric"]))
+    if "zeros" in r:
+        why = "; ".join(f"0 on {k} in boot {', '.join(str(x + 1) for x in reps)}"
+                        for k, reps in r["zeros"].items())
+        return "-", "-", why
+    return "-", "-", f"{r['pairs']} pair(s): no interval"
+
+
+def _micro_table(doc: Doc) -> None:
     """One line per scenario: medians, their ratio and its 95% interval;
     'slower' only when the whole interval lies below 1."""
     print(f"{doc['repetitions']} + {doc['repetitions']} alternating boots, "
@@ -244,6 +319,8 @@ def bench(quick: bool = False, reps: int | None = None,
         if diff:
             raise HarnessError("the bench kernels differ beyond CONFIG_MIGRC:"
                                "\n  " + "\n  ".join(diff[:20]))
+    # What was built: taken before the boots, which take an hour.
+    commit = run_commit()
     progs = runner.guest_programs(builds[booted[-1]])
     if binary:
         progs["user-workload"] = binary
@@ -251,7 +328,7 @@ def bench(quick: bool = False, reps: int | None = None,
     initrd = vm.build_initramfs(
         progs, name="initramfs-bench",
         files={"/migrc/user-args": args + "\n"} if binary else None)
-    reps = reps or (1 if quick else MICRO_REPS if micro else 3)
+    reps = reps or (MICRO_REPS if micro else QUICK_REPS if quick else REPS)
     results: Results = {s: {k: [] for k in booted} for s in names}
     # One boot per (repetition, kernel) runs every scenario; MICRO=1 boots
     # once per scenario as well, so no scenario runs after another's
@@ -287,8 +364,12 @@ def bench(quick: bool = False, reps: int | None = None,
                 log(f"  warning: {sc} on {kernel}: the shootdown histograms "
                     f"dropped {vals['chains_dropped']:g} entries; its "
                     "attribution is incomplete")
+            # Pairs are made by repetition, not by position in the list.
+            vals["rep"] = rep
             results[sc][kernel].append(vals)
     doc = _summarize(results, reps)
+    doc |= {"commit": commit, "quick": quick or micro,
+            "minutes": round((time.monotonic() - progress.t0) / 60, 1)}
     if append:
         doc["append"] = append
     out = OUT / ("results-micro.json" if micro else "results.json")
@@ -298,25 +379,61 @@ def bench(quick: bool = False, reps: int | None = None,
                          for sc, per in results.items()
                          if all(per.get(k) for k in KERNELS)}
         out.write_text(json.dumps(doc, indent=1) + "\n")
-        _ratio_table(doc)
+        _micro_table(doc)
     else:
         out.write_text(json.dumps(doc, indent=1) + "\n")
         _table(doc)
         _cause_table(doc)
+        print()
+        _paired_table(doc)
         _chart(doc)
     log(f"results: {out}")
     return 0
+
+
+def _git(repo: Path, *args: str) -> str | None:
+    """A git command's output in repo, None if it fails."""
+    r = subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
+                       text=True)
+    return r.stdout.rstrip("\n") if r.returncode == 0 else None
+
+
+def run_commit() -> dict[str, Any]:
+    """What a run measured: this repository's HEAD, whether its work tree
+    differed from it (untracked files too: an overlay file may be new), and
+    the HEAD of build/linux, whose commits 'make sync' may not have taken
+    back yet."""
+    status = _git(REPO, "status", "--porcelain") or ""
+    out: dict[str, Any] = {"head": _git(REPO, "rev-parse", "HEAD"),
+                           "dirty": bool(status)}
+    if status:
+        out["dirty_paths"] = [line[3:] for line in status.splitlines()][:20]
+    linux = BUILD / "linux"
+    out["linux_head"] = _git(linux, "rev-parse", "HEAD") \
+        if (linux / ".git").exists() else None
+    return out
+
+
+# results.json's layout: 2 added the ratios of the boots paired by
+# repetition with their intervals ('paired'), 'commit', and the placement
+# figures.
+FORMAT = 2
 
 
 def _summarize(results: Results, reps: int) -> Doc:
     # 'make bench' boots x86_64 only.
     qemu = subprocess.run([arches.ARCHES["x86_64"].qemu[0], "--version"],
                           capture_output=True, text=True).stdout.split("\n")[0]
-    doc: Doc = {"kernel_version": "7.3", "qemu": qemu, "vcpus": arches.VCPUS,
-           "nodes": [{"mib": n[0], "cpus": n[1]} for n in arches.NODES],
-           "repetitions": reps, "scenarios": {}}
+    doc: Doc = {"format": FORMAT, "kernel_version": "7.3", "qemu": qemu,
+                "vcpus": arches.VCPUS,
+                "nodes": [{"mib": n[0], "cpus": n[1]} for n in arches.NODES],
+                "repetitions": reps, "scenarios": {}, "paired": {}}
     for sc, per in results.items():
         doc["scenarios"][sc] = {}
+        if all(per.get(k) for k in KERNELS):
+            doc["paired"][sc] = {
+                m: ratio_ci(per, m) for m in RATIO_METRICS
+                if any(m in r for k in KERNELS for r in per[k])}
         for kernel, runs in per.items():
             agg: dict[str, Any] = {"median": {}, "min": {}, "max": {},
                                    "runs": runs}
@@ -346,12 +463,31 @@ def _summarize(results: Results, reps: int) -> Doc:
     return doc
 
 
+def _paired_table(doc: Doc) -> None:
+    """The headline: per scenario and metric of RATIO_METRICS, the medians
+    of the paired boots, the mean ratio MIGRC / vanilla, its 95% interval
+    and what the interval supports."""
+    n = doc["repetitions"]
+    print(f"{n} + {n} alternating boots; MIGRC / vanilla: geometric mean of "
+          "the ratios of each repetition's two boots, 95% interval")
+    print(f"{'scenario':14} {'metric':27} {'vanilla':>11} {'migrc':>11} "
+          f"{'ratio':>7} {'95% CI':>16}  verdict")
+    for sc, ratios in doc.get("paired", {}).items():
+        for m, r in ratios.items():
+            if r["vanilla_median"] is None:
+                continue
+            mean, ci, verdict = ratio_cell(r)
+            print(f"{sc:14} {m:27} {r['vanilla_median']:11.4g} "
+                  f"{r['migrc_median']:11.4g} {mean:>7} {ci:>16}  {verdict}")
+
+
 def _table(doc: Doc) -> None:
     cols = ["tlb_shootdowns", "nr_tlb_remote_flush_received",
             "shootdowns_per_1k_migrated", "migrc_deferred",
             "pgmigrate_success", "pgdemote", "pgpromote", "numa_hint_faults",
             "pgpromote_candidate", "pgmigrate_fail", "pgscan_kswapd",
-            "ops_per_s", "seconds", "free_kb_end"]
+            "hot_node0_pct", "churn_pct", "pgfault", "ops_per_s", "seconds",
+            "sample_s", "free_kb_end"]
     print(f"medians of {doc['repetitions']} runs; spread = (max - min) / "
           "median")
     print(f"{'scenario':14} {'metric':27} {'vanilla':>11} {'migrc':>11} "
@@ -415,10 +551,30 @@ def _cause_table(doc: Doc) -> None:
                 for k, v in refused.items()))
 
 
+def _bar(doc: Doc, sc: str, metric: str
+         ) -> tuple[float, float, float] | None:
+    """A chart bar: MIGRC as % of vanilla and the whisker's ends. The mean
+    paired ratio and its 95% interval where the run has them; for files
+    without pairs, the ratio of the medians and MIGRC's min and max."""
+    r = doc.get("paired", {}).get(sc, {}).get(metric)
+    if r is not None:
+        if "ci95" not in r:
+            return None
+        return (100 * r["ratio_mean"], 100 * r["ci95"][0],
+                100 * r["ci95"][1])
+    van, mig = doc["scenarios"][sc]["vanilla"], doc["scenarios"][sc]["migrc"]
+    base = van["median"].get(metric)
+    if not base or metric not in mig["median"]:
+        return None
+    med, lo, hi = (mig[k][metric] for k in ("median", "min", "max"))
+    return 100 * med / base, 100 * lo / base, 100 * hi / base
+
+
 def _chart(doc: Doc) -> None:
-    """Two panels, MIGRC relative to vanilla per scenario: shootdown
-    interrupts (with the absolute medians written on the bars) and
-    throughput; whiskers span the runs' min and max."""
+    """MIGRC relative to vanilla per scenario: shootdown IPIs (per migrated
+    page where pages migrate; the medians written on the bars) and
+    throughput, whiskers the 95% interval; and the placement of the tiering
+    runs: the hot window's share on node 0, both kernels, with the churn."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -430,31 +586,30 @@ def _chart(doc: Doc) -> None:
            if all(per.get(k, {}).get("median") for k in KERNELS)]
     if not scs:
         return
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    panels = ((axes[0], "tlb_shootdowns", "TLB shootdowns, % of vanilla, per migrated "
-               "page if any (lower is better)"),
-              (axes[1], "ops_per_s", "throughput, % of vanilla (higher is "
-               "better)"))
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
+    interval = "95% interval" if doc.get("paired") else "min-max"
+    panels = ((axes[0], "tlb_shootdowns", "TLB shootdown IPIs, % of vanilla, "
+               "per migrated page if any (lower is better)"),
+              (axes[1], "ops_per_s", "ops/s, % of vanilla (TCG: mostly IPI "
+               "cost and pages copied)"))
     for ax, panel_metric, title in panels:
         xs, meds, lo, hi, labels = [], [], [], [], []
         for i, sc in enumerate(scs):
             metric = panel_metric
-            van = doc["scenarios"][sc]["vanilla"]
-            mig = doc["scenarios"][sc]["migrc"]
+            van = doc["scenarios"][sc]["vanilla"]["median"]
+            mig = doc["scenarios"][sc]["migrc"]["median"]
             if metric == "tlb_shootdowns" and \
-                    van["median"].get("shootdowns_per_1k_migrated"):
+                    van.get("shootdowns_per_1k_migrated"):
                 # The volume migrated differs between runs: compare rates.
                 metric = "shootdowns_per_1k_migrated"
-            base = van["median"].get(metric)
-            if not base:
+            bar = _bar(doc, sc, metric)
+            if bar is None:
                 continue
-            med = 100 * mig["median"][metric] / base
             xs.append(i)
-            meds.append(med)
-            lo.append(med - 100 * mig["min"][metric] / base)
-            hi.append(100 * mig["max"][metric] / base - med)
-            labels.append(f"{van['median'][metric]:,.4g}\u2192"
-                          f"{mig['median'][metric]:,.4g}")
+            meds.append(bar[0])
+            lo.append(max(bar[0] - bar[1], 0))
+            hi.append(max(bar[2] - bar[0], 0))
+            labels.append(f"{van[metric]:,.4g}\u2192{mig[metric]:,.4g}")
         bars = ax.bar(xs, meds, 0.6, yerr=[lo, hi], capsize=3,
                       color=["tab:green" if (m < 100) ==
                              (panel_metric == "tlb_shootdowns")
@@ -463,10 +618,33 @@ def _chart(doc: Doc) -> None:
             ax.bar_label(bars, labels, fontsize=7, padding=2)
         ax.axhline(100, color="black", linewidth=0.8)
         ax.set_xticks(range(len(scs)), scs, rotation=20)
-        ax.set_title(title, fontsize=10)
-    fig.suptitle(f"MIGRC vs vanilla Linux {doc['kernel_version']}, medians "
-                 f"of {doc['repetitions']} runs ({doc['vcpus']} vCPUs, TCG)",
+        ax.set_title(title, fontsize=9)
+    _placement_panel(axes[2], doc)
+    fig.suptitle(f"MIGRC vs vanilla Linux {doc['kernel_version']}, "
+                 f"{doc['repetitions']} + {doc['repetitions']} boots, "
+                 f"whiskers: {interval} ({doc['vcpus']} vCPUs, TCG)",
                  fontsize=11)
     fig.tight_layout()
     fig.savefig(OUT / "results.png", dpi=110)
     log(f"chart: {OUT / 'results.png'}")
+
+
+def _placement_panel(ax: Any, doc: Doc) -> None:
+    """Per tiering scenario, both kernels: the median share of the hot
+    window on node 0, the churn share of the promotions written above."""
+    scs = [sc for sc, per in doc["scenarios"].items()
+           if all("hot_node0_pct" in per.get(k, {}).get("median", {})
+                  for k in KERNELS)]
+    for j, kernel in enumerate(KERNELS):
+        xs = [i + (j - 0.5) * 0.38 for i in range(len(scs))]
+        meds = [doc["scenarios"][sc][kernel]["median"] for sc in scs]
+        bars = ax.bar(xs, [m["hot_node0_pct"] for m in meds], 0.38,
+                      label=kernel)
+        ax.bar_label(bars, [f"churn {m['churn_pct']:.0f}%"
+                            if "churn_pct" in m else "" for m in meds],
+                     fontsize=6, padding=2, rotation=90)
+    ax.set_ylim(0, 130)
+    ax.set_xticks(range(len(scs)), scs, rotation=20)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("hot window on node 0, % (medians); churn: promotions "
+                 "undone within a window", fontsize=9)

@@ -60,19 +60,25 @@ class Part:
 
 PARTS = [
     Part("1-anon", "cover-letter.in", None,
-         ("migrate", "tiering", "tiering-ro", "tiering-write", "demote-ro"),
+         ("migrate", "tiering-ro", "demote-ro"),
          "migrate: 64 MiB read-only, 3 reader CPUs, migrate_pages() "
-         "ping-pong. tiering: 640 MiB, NUMA balancing in tiering mode, "
-         "demotion on, random lookups in a sliding hot window (tiering-ro: "
-         "read-only after the fill; tiering-write: 20% of them write). "
-         "demote-ro: NUMA balancing off, reclaim demotes a read-only "
-         "region's cold part, move_pages() brings it back."),
+         "ping-pong. tiering-ro: 640 MiB made read-only after the fill, "
+         "NUMA balancing in tiering mode, demotion on, random lookups in a "
+         "sliding hot window. demote-ro: NUMA balancing off, reclaim "
+         "demotes a read-only region's cold part, move_pages() brings it "
+         "back."),
     Part("2-pagecache", "cover-letter-pagecache.in",
          "mm/migrc: defer the flush of page-cache folios nobody may write",
          ("tiering-file",),
          "tiering-file: the tiering workload on a 640 MiB tmpfs file "
          "written and closed first, then mapped from a read-only "
          "descriptor by every thread and never written."),
+    Part("3-cold", "cover-letter-cold.in",
+         "mm/migrc: take the write bit from cold pages in walks that flush "
+         "anyway",
+         ("tiering", "tiering-write"),
+         "tiering: the tiering workload on 640 MiB written once at start "
+         "and left writable (tiering-write: 20% of the lookups write)."),
 ]
 RESULTS = REPO / "results/bench-x86_64.json"
 MICRO_RESULTS = REPO / "results/bench-micro-x86_64.json"
@@ -112,6 +118,9 @@ def _bench_rows(part: Part) -> str:
     """A cover letter's results table, from the committed bench run."""
     doc = json.loads(RESULTS.read_text())
     sc = doc["scenarios"]
+    # A paired run gives each row its ratio and interval; older files, the
+    # change of the medians and their spread.
+    paired = doc.get("paired")
 
     def med(s: str, kernel: str, m: str) -> float:
         return sc[s][kernel]["median"][m]
@@ -119,13 +128,19 @@ def _bench_rows(part: Part) -> str:
     rows: list[tuple[str, str, str, str, str]] = []
 
     def row(label: str, s: str, m: str, fmt: str = "{:,.0f}") -> None:
+        r = (paired or {}).get(s, {}).get(m)
+        if r:
+            mean, ci, _ = bench.ratio_cell(r)
+            rows.append((label, fmt.format(r["vanilla_median"]),
+                         fmt.format(r["migrc_median"]), mean, ci))
+            return
         v, g = med(s, "vanilla", m), med(s, "migrc", m)
         change = f"{100 * (g - v) / v:+.1f}%" if v else "-"
         rows.append((label, fmt.format(v), fmt.format(g), change,
                      f"{bench.spread(sc[s]['vanilla'], m)}/"
                      f"{bench.spread(sc[s]['migrc'], m)}"))
 
-    if "migrate" in part.scenarios:
+    if "migrate" in part.scenarios and "migrate" in sc:
         row("migrate: TLB shootdown IPIs", "migrate", "tlb_shootdowns")
         row("migrate: reader words/s", "migrate", "ops_per_s")
     for s in part.scenarios:
@@ -133,7 +148,8 @@ def _bench_rows(part: Part) -> str:
             row(f"{s}: shootdowns/1k migrated", s,
                 "shootdowns_per_1k_migrated", "{:.2f}")
             row(f"{s}: ops/s", s, "ops_per_s")
-    head = ("", "vanilla", "MIGRC", "change", "spread")
+    head = ("", "vanilla", "MIGRC", "MIGRC/vanilla", "95% CI") if paired \
+        else ("", "vanilla", "MIGRC", "change", "spread")
     w = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
     lines = ["  " + "  ".join(c.ljust(w[0]) if i == 0 else c.rjust(w[i])
                               for i, c in enumerate(r))
@@ -142,15 +158,19 @@ def _bench_rows(part: Part) -> str:
                       + ("" if n["cpus"] else " without CPUs")
                       for i, n in enumerate(doc["nodes"]))
     intro = (
-        f"'make bench' (tools/testing/migrc): medians of "
-        f"{doc['repetitions']} boots of each kernel, alternating, in QEMU "
+        f"'make bench' (tools/testing/migrc): {doc['repetitions']} boots "
+        "of each kernel, alternating, in QEMU "
         f"TCG with {doc['vcpus']} vCPUs ({nodes}, HMAT tiers), "
         f"{doc['qemu'].split(' (')[0]}. Both kernels are Linux "
         f"{doc['kernel_version']} from the same config; the MIGRC one adds "
         "this series" + _separate_runs(doc) + ".")
-    outro = (part.outro + " Shootdowns per migrated page, because each "
-             "run migrates a different amount. spread: (max - min) / median "
-             "over the boots, vanilla/MIGRC.")
+    outro = part.outro + " Shootdowns per migrated page, because each " \
+        "run migrates a different amount. " + (
+            "Medians of the boots; MIGRC/vanilla: geometric mean of the "
+            "ratios of each repetition's two boots, with its 95% confidence "
+            "interval." if paired else
+            "Medians of the boots; spread: (max - min) / median over the "
+            "boots, vanilla/MIGRC.")
     micro = _micro_rows() if part.first is None else ""
     return (_wrap(intro, 0) + "\n\n" + "\n".join(lines) + "\n\n"
             + _wrap(outro, 0) + micro)

@@ -10,8 +10,9 @@ tables never drift from the figures they show.
 
 import json
 import re
+from typing import Any
 
-from .bench import ratio_verdict, spread
+from .bench import FORMAT, ratio_cell, ratio_verdict, spread
 from .common import REPO, HarnessError, log
 
 RESULTS = REPO / "results"
@@ -21,7 +22,21 @@ README = REPO / "README.md"
 BLOCK = re.compile(r"(<!-- results: begin -->\n).*?(<!-- results: end -->)",
                    re.S)
 
-# (metric, label, format) rows of the main table, where present.
+# (metric, label, format) rows of the headline table: the shootdowns.
+SHOOTDOWN_ROWS = [
+    ("tlb_shootdowns", "shootdown IPIs", "{:,.0f}"),
+    ("nr_tlb_remote_flush", "shootdown rounds", "{:,.0f}"),
+    ("shootdowns_per_1k_migrated", "IPIs per 1k migrated pages", "{:,.2f}")]
+# ... and of the table of what explains them and what they cost.
+PLACEMENT_ROWS = [
+    ("pgmigrate_success", "pages migrated", "{:,.0f}"),
+    ("migrc_deferred", "pages deferred", "{:,.0f}"),
+    ("hot_node0_pct", "hot window on node 0", "{:.1f}%"),
+    ("churn_pages", "churn (pages)", "{:,.0f}"),
+    ("churn_pct", "churn (% of promotions seen)", "{:.1f}%"),
+    ("pgfault", "page faults", "{:,.0f}"),
+    ("ops_per_s", "ops/s", "{:,.4g}")]
+# (metric, label, format) rows of the table of a file without pairs.
 ROWS = [("tlb_shootdowns", "TLB shootdown IPIs", "{:,.0f}"),
         ("shootdowns_per_1k_migrated", "shootdowns per 1k migrated pages",
          "{:,.2f}"),
@@ -34,8 +49,46 @@ def _change(v: float, g: float) -> str:
     return f"{100 * (g - v) / v:+.1f}%" if v else "-"
 
 
-def main_table(doc: dict) -> list[str]:
-    """Medians per scenario and metric, both kernels, change and spread."""
+def paired_table(doc: dict[str, Any],
+                 rows: list[tuple[str, str, str]]) -> list[str]:
+    """Per scenario and metric: the medians of the boots paired by
+    repetition, the mean ratio MIGRC / vanilla, its 95% interval and what
+    it supports. A metric without a ratio (none on vanilla, as the pages
+    deferred) shows the medians of all boots."""
+    out = ["| scenario | metric | vanilla | MIGRC | MIGRC / vanilla | "
+           "95% CI | verdict |",
+           "|---|---|---|---|---|---|---|"]
+    for sc, per in doc["scenarios"].items():
+        ratios = doc["paired"].get(sc, {})
+        for m, label, fmt in rows:
+            r = ratios.get(m)
+            if r is not None and r["vanilla_median"] is not None:
+                v, g = r["vanilla_median"], r["migrc_median"]
+                cells = ratio_cell(r)
+            else:
+                v = per.get("vanilla", {}).get("median", {}).get(m)
+                g = per.get("migrc", {}).get("median", {}).get(m)
+                cells = ("-", "-", "-")
+            if v is None or g is None:
+                continue
+            out.append(f"| {sc} | {label} | {fmt.format(v)} | "
+                       f"{fmt.format(g)} | " + " | ".join(cells) + " |")
+    return out
+
+
+def _provenance(doc: dict[str, Any]) -> str:
+    """Which state of the repository a run measured."""
+    c = doc["commit"]
+    head = (c.get("head") or "unknown")[:12]
+    tree = "with local changes" if c.get("dirty") else "clean"
+    linux = f", build/linux at {c['linux_head'][:12]}" \
+        if c.get("linux_head") else ""
+    return f"commit {head} ({tree}{linux})"
+
+
+def legacy_table(doc: dict[str, Any]) -> list[str]:
+    """Medians per scenario and metric, both kernels, change and spread:
+    a file from before the boots were paired (no 'paired')."""
     out = ["| scenario | metric | vanilla | MIGRC | change | spread v / M |",
            "|---|---|---|---|---|---|"]
     for sc, per in doc["scenarios"].items():
@@ -52,7 +105,7 @@ def main_table(doc: dict) -> list[str]:
     return out
 
 
-def floor_table(doc: dict) -> list[str]:
+def floor_table(doc: dict[str, Any]) -> list[str]:
     """Per scenario: the migrations' own rounds on each kernel, the floor
     and MIGRC's own flushes (medians of the attribution)."""
     out = ["| scenario | migration batches, vanilla | migration batches, "
@@ -74,7 +127,7 @@ def floor_table(doc: dict) -> list[str]:
     return out
 
 
-def micro_table(doc: dict) -> list[str]:
+def micro_table(doc: dict[str, Any]) -> list[str]:
     """Per fast path: medians, mean ratio and its 95% interval, how the
     guest counted time, and whether the interval shows the 1% target (its
     low end at 0.99 or above: MIGRC at most 1% slower)."""
@@ -100,9 +153,7 @@ def tables() -> str:
     if not DEFAULT.exists():
         raise HarnessError(f"{DEFAULT}: no committed benchmark run")
     doc = json.loads(DEFAULT.read_text())
-    parts = [f"Default run, medians of {doc['repetitions']} boots per kernel "
-             f"(`{DEFAULT.relative_to(REPO)}`):", ""]
-    parts += main_table(doc)
+    parts = default_tables(doc, str(DEFAULT.relative_to(REPO)))
     parts += ["", "Shootdown rounds by cause (medians; the floor is what "
               "the MIGRC kernel sends that is not MIGRC's own):", ""]
     parts += floor_table(doc)
@@ -118,6 +169,32 @@ def tables() -> str:
                   "clock time:", ""]
         parts += micro_table(micro)
     return "\n".join(parts) + "\n"
+
+
+def default_tables(doc: dict[str, Any], name: str) -> list[str]:
+    """The tables of the default run: paired, with intervals, from one run;
+    a file of the format before, as it is, marked as awaiting a rerun."""
+    n = doc["repetitions"]
+    if doc.get("format", 1) < FORMAT:
+        return [f"Default run, medians of {n} boots per kernel (`{name}`, "
+                "a format without pairs or intervals"
+                + (", scenarios from separate runs"
+                   if doc.get("separate_runs") else "")
+                + "; awaiting a rerun of `make bench`):", ""] + \
+            legacy_table(doc)
+    if doc.get("separate_runs"):
+        raise HarnessError(f"{name}: the tables must come from one run; "
+                           "this one merges several (separate_runs)")
+    quick = ", `QUICK=1`" if doc.get("quick") else ""
+    return [f"Default run (`{name}`{quick}): {n} + {n} alternating boots, "
+            f"{_provenance(doc)}, {doc.get('minutes', 0):.0f} min. "
+            "MIGRC / vanilla: geometric mean of the ratios of the two boots "
+            "of each repetition, with its 95% interval; the medians are "
+            "those of the paired boots. Shootdowns:", ""] + \
+        paired_table(doc, SHOOTDOWN_ROWS) + \
+        ["", "Migration volume, placement (sampled in the tiering "
+         "scenarios) and cost:", ""] + \
+        paired_table(doc, PLACEMENT_ROWS)
 
 
 def update_readme() -> None:

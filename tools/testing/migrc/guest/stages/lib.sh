@@ -62,7 +62,7 @@ bench_snapshot() {
 	     "$(vmstat pgmigrate_success) $(vmstat_sum pgdemote_) $(vmstat pgpromote_success)" \
 	     "$(vmstat numa_hint_faults) $(vmstat pgpromote_candidate)" \
 	     "$(vmstat pgmigrate_fail) $(vmstat pgscan_kswapd)" \
-	     "$(vmstat migrc_pages_deferred)" \
+	     "$(vmstat migrc_pages_deferred) $(vmstat pgfault)" \
 	     "$(migrc_events 2)"
 }
 BENCH_NAMES="tlb_shootdowns nr_tlb_remote_flush nr_tlb_remote_flush_received"
@@ -71,5 +71,7 @@ BENCH_NAMES="$BENCH_NAMES pgmigrate_success pgdemote pgpromote"
 # What drives the migration volume of the tiering scenarios.
 BENCH_NAMES="$BENCH_NAMES numa_hint_faults pgpromote_candidate"
 BENCH_NAMES="$BENCH_NAMES pgmigrate_fail pgscan_kswapd migrc_deferred"
+# Faults of every kind: what write-protecting cold pages would add.
+BENCH_NAMES="$BENCH_NAMES pgfault"
 # and every migrc_* event (refusals by reason, MIGRC's own flushes).
 BENCH_NAMES="$BENCH_NAMES $(migrc_events 1)"

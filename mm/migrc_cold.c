@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MIGRC for cold writable anonymous pages.
+ *
+ * A migration defers its flush only for PTEs no CPU can write through.
+ * Memory written once and then only read keeps the writable PTE of its
+ * first write until something takes the write bit away, so its demotion
+ * flushes as if it were written all day.
+ *
+ * Two walks visit cold pages and end in a flush of what they changed: the
+ * NUMA hinting scan, which leaves top-tier pages alone in tiering mode, and
+ * MADV_COLD. They take the write bit from the cold exclusive anonymous
+ * pages they pass, and add each such PTE to the range their own mmu_gather
+ * flushes (migrc_cold_wrprotect()):
+ *
+ *  1. Until that flush is complete, a CPU may still write through a cached
+ *     writable entry. The walk is counted where migrc_pte_deferrable()
+ *     looks: MADV_COLD in mm->migrc_wp_pending (tlb_gather_mmu()), a scan
+ *     in its VMA's writable-scan count (migrc_numa_scan_begin(): the VMA
+ *     has VM_WRITE, or it would have no writable PTE). A migration meanwhile
+ *     flushes at once, as it does under any unflushed write protection.
+ *  2. After it, no TLB holds a writable entry of the page, and the PTE is
+ *     read-only and dirty on an exclusive page: deferrable.
+ *  3. A write faults, and wp_page_reuse() makes the exclusive page writable
+ *     again without a copy (after MIGRC's write flush if the mm has
+ *     deferred entries). That fault is the price, so the scan takes the bit
+ *     only from pages not accessed since reclaim last aged them (the PTE is
+ *     old), on a top-tier node while demotion is on: the pages reclaim is
+ *     about to demote, since it activates young ones instead.
+ *
+ * The gather flushes only if it changed something: a scan that finds only
+ * such pages in a VMA sends a round vanilla would not. MADV_COLD flushes
+ * young PTEs anyway, and takes the bit whether young or not (the caller
+ * said the range is cold).
+ *
+ * Left alone, each counted: large folios (a PTE-mapped one is split or
+ * migrated whole, and its exclusivity is per page), pages not exclusive to
+ * the mm (file and shmem pages, KSM pages, pages shared since fork: a
+ * write fault would copy them), and VMAs whose writes someone else tracks
+ * through write faults or writes by other means (userfaultfd write or
+ * read-write protection, soft-dirty tracking, shadow stacks).
+ */
+#include <linux/memory-tiers.h>
+#include <linux/migrc.h>
+#include <linux/mm.h>
+#include <linux/userfaultfd_k.h>
+#include <asm/tlb.h>
+
+#include "internal.h"
+
+/* No reason to leave the page alone. */
+#define MIGRC_COLD_OK	NR_MIGRC_EVENTS
+
+/* Why a writable PTE of @page in @vma keeps its write bit. */
+static enum migrc_event migrc_cold_refusal(struct vm_area_struct *vma,
+					   struct page *page, int nr)
+{
+	struct folio *folio = page_folio(page);
+
+	if (nr != 1 || folio_test_large(folio))
+		return MIGRC_EV_COLD_REFUSED_LARGE;
+	if (!folio_test_anon(folio) || folio_test_ksm(folio) ||
+	    !PageAnonExclusive(page))
+		return MIGRC_EV_COLD_REFUSED_SHARED;
+	if (userfaultfd_protected(vma) || vma_soft_dirty_enabled(vma) ||
+	    (vma->vm_flags & VM_SHADOW_STACK))
+		return MIGRC_EV_COLD_REFUSED_TRACKED;
+	return MIGRC_COLD_OK;
+}
+
+/**
+ * migrc_cold_wrprotect - take the write bit from a cold anonymous PTE
+ * @tlb: the gather of the walk, which flushes what it gathered before the
+ *       walk is done and is counted where migrations look until then
+ * @vma: the PTE's VMA, mmap_lock held
+ * @addr: the PTE's address
+ * @ptep: the PTE, under its PTE lock
+ * @nr: how many PTEs from @ptep on map the same folio
+ *
+ * The caller found the page cold. If the PTE is writable and maps a small
+ * exclusive anonymous page of a VMA nobody else tracks writes of, makes it
+ * read-only (keeping it dirty) and adds it to @tlb's flush range.
+ */
+void migrc_cold_wrprotect(struct mmu_gather *tlb, struct vm_area_struct *vma,
+			  unsigned long addr, pte_t *ptep, int nr)
+{
+	pte_t old = ptep_get(ptep);
+	enum migrc_event refused;
+	struct page *page;
+
+	if (!pte_write(old) || !(vma->vm_flags & VM_WRITE))
+		return;
+	page = vm_normal_page(vma, addr, old);
+	if (!page)
+		return;
+	refused = migrc_cold_refusal(vma, page, nr);
+	if (refused != MIGRC_COLD_OK) {
+		migrc_stat_add(refused, nr);
+		return;
+	}
+	old = ptep_modify_prot_start(vma, addr, ptep);
+	ptep_modify_prot_commit(vma, addr, ptep, old, pte_wrprotect(old));
+	/* The rule: no deferral may rely on it before the walk flushed it. */
+	if (!migrc_broken(MIGRC_BREAK_COLD))
+		tlb_flush_pte_range(tlb, addr, PAGE_SIZE);
+	migrc_stat_add(MIGRC_EV_COLD_WRPROTECTED, 1);
+}
+
+/**
+ * migrc_scan_cold - a NUMA hinting scan leaves a present PTE alone
+ * @tlb: the scan's gather (change_prot_numa())
+ * @vma: the PTE's VMA
+ * @addr: the PTE's address
+ * @ptep: the PTE, under its PTE lock
+ * @folio: the folio it maps
+ * @nr: how many PTEs from @ptep on map @folio
+ *
+ * Called for a writable PTE that is old: not accessed since reclaim last
+ * aged it. If demotion may move @folio (it lies on a top-tier node and
+ * demotion is on), its next migration is likely one: take the write bit,
+ * so that it defers.
+ */
+void migrc_scan_cold(struct mmu_gather *tlb, struct vm_area_struct *vma,
+		     unsigned long addr, pte_t *ptep, struct folio *folio,
+		     int nr)
+{
+	if (numa_demotion_enabled && node_is_toptier(folio_nid(folio)))
+		migrc_cold_wrprotect(tlb, vma, addr, ptep, nr);
+}
