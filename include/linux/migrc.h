@@ -579,11 +579,12 @@ static inline bool migrc_vma_writable_scan(const struct vm_area_struct *vma)
 #endif
 
 /* Cold writable anonymous pages: mm/migrc_cold.c. */
-void migrc_cold_wrprotect(struct mmu_gather *tlb, struct vm_area_struct *vma,
-			  unsigned long addr, pte_t *ptep, int nr);
 void migrc_scan_cold(struct mmu_gather *tlb, struct vm_area_struct *vma,
 		     unsigned long addr, pte_t *ptep, struct folio *folio,
 		     int nr);
+void migrc_madvise_cold_page(struct mmu_gather *tlb,
+			     struct vm_area_struct *vma, unsigned long addr,
+			     pte_t *ptep, struct folio *folio, int nr);
 
 /**
  * migrc_numa_scan_skip - a NUMA hinting scan leaves a present PTE as it is
@@ -614,18 +615,19 @@ static inline void migrc_numa_scan_skip(struct mmu_gather *tlb,
  * @addr: the PTE's address
  * @ptep: the PTE, under its PTE lock
  * @pte: its value
- * @nr: how many PTEs from @ptep on map its folio
+ * @folio: the folio it maps
+ * @nr: how many PTEs from @ptep on map @folio
  *
  * The range is cold by the caller's word: a writable PTE may lose its
- * write bit to the madvise flush (migrc_cold_wrprotect()).
+ * write bit to the madvise flush (migrc_madvise_cold_page()).
  */
 static inline void migrc_madvise_cold(struct mmu_gather *tlb,
 				      struct vm_area_struct *vma,
 				      unsigned long addr, pte_t *ptep,
-				      pte_t pte, int nr)
+				      pte_t pte, struct folio *folio, int nr)
 {
 	if (migrc_enabled() && pte_write(pte))
-		migrc_cold_wrprotect(tlb, vma, addr, ptep, nr);
+		migrc_madvise_cold_page(tlb, vma, addr, ptep, folio, nr);
 }
 
 #else /* !CONFIG_MIGRC */
@@ -699,7 +701,8 @@ static inline void migrc_numa_scan_skip(struct mmu_gather *tlb,
 static inline void migrc_madvise_cold(struct mmu_gather *tlb,
 				      struct vm_area_struct *vma,
 				      unsigned long addr, pte_t *ptep,
-				      pte_t pte, int nr) { }
+				      pte_t pte, struct folio *folio,
+				      int nr) { }
 
 #endif /* CONFIG_MIGRC */
 

@@ -2981,44 +2981,95 @@ static bool age_pages(int idle, int pagemap, char *mem, size_t npages,
 		uint64_t pfn = pfn_of(pagemap, mem + p * psize, psize);
 		uint64_t bit = 1ULL << (pfn % 64);
 
+		/*
+		 * The last 64 frames of memory may be fewer: page_idle ages
+		 * them but reports 0 bytes written.
+		 */
 		if (!pfn || pwrite(idle, &bit, sizeof(bit),
-				   pfn / 64 * sizeof(bit)) != sizeof(bit))
+				   pfn / 64 * sizeof(bit)) < 0)
 			return false;
 	}
 	return true;
 }
 
 /*
- * 17. Cold writable pages (mm/migrc_cold.c): MADV_COLD takes the write bit
- * from exclusive anonymous pages and flushes it with its own range, so
- * that a migration after it defers them like read-only ones. The range is
- * written once; two writers on CPUs 1 and 2 go on incrementing their word
- * of its first COLD_HOT pages. Each round ages the range (page_idle), so
- * that the writers' PTEs are old while their CPUs still cache writable
- * entries, then MADV_COLD, then moves the range to the other node. A write
+ * How many of @npages pages at @mem page_idle still finds idle: none of
+ * their PTEs became young since age_pages(). A page written all along
+ * that is idle is written through a cached entry its PTE does not know of.
+ */
+static long still_idle(int idle, int pagemap, char *mem, size_t npages,
+		       size_t psize)
+{
+	long n = 0;
+
+	for (size_t p = 0; p < npages; p++) {
+		uint64_t pfn = pfn_of(pagemap, mem + p * psize, psize), bits;
+
+		if (pfn && pread(idle, &bits, sizeof(bits),
+				 pfn / 64 * sizeof(bits)) == sizeof(bits))
+			n += bits >> (pfn % 64) & 1;
+	}
+	return n;
+}
+
+/*
+ * Bring every CPU of this mm up to date with its tlb_gen: an mprotect()
+ * that takes write permission from the present page @sync flushes them
+ * all. Then nothing a migration does on the way (the lazy-TLB switch back
+ * after move_pages() drained the LRU caches on every CPU catches a CPU up)
+ * can flush an entry a missing flush left behind.
+ */
+static bool catch_up(char *sync, size_t psize)
+{
+	*(volatile char *)sync += 1;
+	return !mprotect(sync, psize, PROT_READ) &&
+	       !mprotect(sync, psize, PROT_READ | PROT_WRITE);
+}
+
+/*
+ * 17. Cold writable pages (mm/migrc_cold.c): with demotion on, MADV_COLD
+ * takes the write bit from exclusive anonymous pages of the top tier (node
+ * 0) and flushes it with its own range, so that a migration after it
+ * defers them like read-only ones. The range is written once; two writers
+ * on CPUs 1 and 2 go on incrementing their word of its first COLD_HOT
+ * pages. Each round brings the CPUs up to date (catch_up()), lets the
+ * writers cache writable entries again, ages the range (page_idle), so
+ * that the writers' PTEs are old while their CPUs still cache those
+ * entries (the rounds where page_idle still finds a hot page idle show it),
+ * then MADV_COLD, then moves the range to the other node: every other
+ * round starts on node 0. A write
  * protection that no flush covered would let the writers store into the
  * sources after the copy: lost increments, and sources changed after their
- * copy for the shadow.
+ * copy for the shadow, which the test aid reuse_first hands out again while
+ * the test runs.
  */
 TEST_F(migrc, cold_writable)
 {
 	struct region *r = &self->r;
 	size_t len = COLD_PAGES * r->psize;
-	int idle = open(PAGE_IDLE, O_WRONLY);
+	int idle = open(PAGE_IDLE, O_RDWR);
 	int pagemap = open("/proc/self/pagemap", O_RDONLY);
-	long c1[NCOUNTERS], moved = 0, lost = 0, aged = 0;
+	long c1[NCOUNTERS], moved = 0, lost = 0, aged = 0, done = 0;
+	long stale = 0;
 	struct writer wr[2];
 	volatile int stop = 0;
-	int node = 0;
-	char *mem;
+	int node = 0, synced = 0;
+	char *mem, *sync, aid[160];
 
 	if (idle < 0)
 		SKIP(return, "no %s (CONFIG_IDLE_PAGE_TRACKING)", PAGE_IDLE);
 	if (r->ncpus < 3)
 		SKIP(return, "needs 3 CPUs: two writers and CPU 0");
 	ASSERT_GE(pagemap, 0);
+	/* Teardown restores it. */
+	self->demotion = read_long(DEMOTION);
+	if (self->demotion < 0)
+		SKIP(return, "no %s (memory tiers)", DEMOTION);
+	ASSERT_TRUE(write_long(DEMOTION, 1));
 	mem = map_anon(len);
+	sync = map_anon(r->psize);
 	ASSERT_NE(mem, MAP_FAILED);
+	ASSERT_NE(sync, MAP_FAILED);
 	memset(mem, 0x5a, len);
 	memset(mem, 0, COLD_HOT * r->psize);
 	ASSERT_EQ(move_range(r, mem, COLD_PAGES, 0), COLD_PAGES);
@@ -3031,30 +3082,47 @@ TEST_F(migrc, cold_writable)
 					 &wr[i]), 0);
 	}
 	usleep(100000);
+	snprintf(aid, sizeof(aid), "%s reuse_first", self->broken);
+	break_set(aid);
 	for (int round = 0; round < 8; round++) {
+		synced += catch_up(sync, r->psize);
+		usleep(10000);
 		aged += age_pages(idle, pagemap, mem, COLD_PAGES, r->psize);
+		usleep(10000);
+		if (!node)
+			stale += still_idle(idle, pagemap, mem, COLD_HOT,
+					    r->psize) > 0;
 		EXPECT_EQ(madvise(mem, len, MADV_COLD), 0);
 		node = !node;
 		moved += move_range(r, mem, COLD_PAGES, node);
 	}
 	usleep(100000);
+	break_set(self->broken);
 	stop = 1;
 	for (int i = 0; i < 2; i++) {
 		pthread_join(wr[i].thread, NULL);
-		for (size_t p = 0; p < COLD_HOT; p++)
+		for (size_t p = 0; p < COLD_HOT; p++) {
+			done += wr[i].done[p];
 			lost += wr[i].done[p] -
 				((uint64_t *)(mem + p * r->psize))[i * 8];
+		}
 		free(wr[i].done);
 	}
 	counters(c1);
 	ksft_print_msg("%ld of %d pages moved in 8 rounds, aged in %ld\n",
 		       moved, 8 * COLD_PAGES, aged);
+	ksft_print_msg("%ld of 4 rounds on node 0 with a hot page idle\n",
+		       stale);
 	ksft_print_msg("%ld PTEs write-protected cold, %ld pages deferred\n",
 		       c1[C_COLD_WP] - self->c0[C_COLD_WP],
 		       c1[C_DEFERRED] - self->c0[C_DEFERRED]);
-	ksft_print_msg("%ld increments lost\n", lost);
+	ksft_print_msg("%ld of %ld increments lost\n", lost, done);
 	EXPECT_EQ(lost, 0);
+	EXPECT_GT(done, 0);
 	EXPECT_EQ(aged, 8);
+	EXPECT_EQ(synced, 8);
+	/* The writers kept storing through entries their PTEs did not show. */
+	EXPECT_GT(stale, 0);
 	EXPECT_EQ(moved, 8L * COLD_PAGES);
 	/* The cold part at least lost its write bit in the first round. */
 	if (have_migrc())
@@ -3062,6 +3130,7 @@ TEST_F(migrc, cold_writable)
 			  COLD_PAGES - COLD_HOT);
 	finish(_metadata, self, moved, true);
 	munmap(mem, len);
+	munmap(sync, r->psize);
 	close(pagemap);
 	close(idle);
 }
