@@ -545,6 +545,7 @@ static const struct {
 
 #define DEMOTION	"/sys/kernel/mm/numa/demotion_enabled"
 #define MIN_FREE	"/proc/sys/vm/min_free_kbytes"
+#define COMPACT_UNEVICTABLE "/proc/sys/vm/compact_unevictable_allowed"
 #define MEMORY_TIERS	"/sys/devices/virtual/memory_tiering"
 
 FIXTURE(migrc)
@@ -554,6 +555,7 @@ FIXTURE(migrc)
 	char broken[128];
 	char numa_balancing;	/* to restore; 0 when not changed */
 	long min_free, demotion; /* nested_reclaim's sysctls; -1: untouched */
+	long compact_unevictable; /* write_other_mm's; -1 too */
 	long numa_scan[NR_NUMA_SCAN_KNOBS]; /* numa_scan_writable's; -1 too */
 };
 
@@ -567,6 +569,7 @@ FIXTURE_SETUP(migrc)
 	break_get(self->broken, sizeof(self->broken));
 	self->min_free = -1;
 	self->demotion = -1;
+	self->compact_unevictable = -1;
 	for (size_t i = 0; i < NR_NUMA_SCAN_KNOBS; i++)
 		self->numa_scan[i] = -1;
 	/* NUMA balancing's scans flush and migrate the region themselves. */
@@ -659,6 +662,8 @@ FIXTURE_TEARDOWN(migrc)
 		write_long(MIN_FREE, self->min_free);
 	if (self->demotion >= 0)
 		write_long(DEMOTION, self->demotion);
+	if (self->compact_unevictable >= 0)
+		write_long(COMPACT_UNEVICTABLE, self->compact_unevictable);
 	fd = self->numa_balancing ? open(NUMA_BALANCING, O_WRONLY) : -1;
 	if (fd >= 0) {
 		if (write(fd, &self->numa_balancing, 1) != 1)
@@ -983,10 +988,6 @@ static long write_tries(struct __test_metadata *_metadata,
 	return migrated;
 }
 
-/*
- * Whether clear_refs 4 write-protects PTEs (CONFIG_MEM_SOFT_DIRTY, which
- * x86 has and arm64 has not): a page just written is soft-dirty in pagemap.
- */
 /* The /proc/self/pagemap entry of the page at addr (0 if unreadable). */
 static uint64_t pagemap_entry(int pagemap, const void *addr, size_t psize)
 {
@@ -997,6 +998,11 @@ static uint64_t pagemap_entry(int pagemap, const void *addr, size_t psize)
 		return 0;
 	return e;
 }
+
+/*
+ * Whether clear_refs 4 write-protects PTEs (CONFIG_MEM_SOFT_DIRTY, which
+ * x86 has and arm64 has not): a page just written is soft-dirty in pagemap.
+ */
 
 static bool have_soft_dirty(struct region *r)
 {
@@ -1051,6 +1057,9 @@ TEST_F(migrc, write_fault_reuse)
 /*
  * write_other_mm's helper: a page of its own, write-protected by soft-dirty
  * tracking and written in place on each command (a write-fault reuse).
+ * clear_refs write-protects every page of the helper: all are locked, so
+ * that no background migration (reclaim's demotion, compaction: see
+ * write_other_mm) defers one and the helper's write rightly forces a flush.
  */
 static void wp_writer_loop(struct region *r, pid_t parent, int cmd, int ack)
 {
@@ -1058,6 +1067,9 @@ static void wp_writer_loop(struct region *r, pid_t parent, int cmd, int ack)
 	int fd;
 
 	pin(0);
+	/* Locked as they are now and as they fault in, nothing populated. */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT))
+		_exit(6);
 	m = mmap(NULL, r->psize, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -1120,18 +1132,20 @@ static bool write_str(const char *path, const char *s)
 /*
  * Record the forced write flushes MIGRC sends in @pid's context (trace
  * event migrc:migrc_flush, reason forced_write, sent to some CPU): the
- * counter of debugfs counts every process's.
+ * counter of debugfs counts every process's. The event's own filter picks
+ * the pid: set_event_pid would patch the scheduler's tracepoints, run on
+ * every CPU all the time, and enabling one event patches only its own.
  */
 static bool forced_trace_start(pid_t pid)
 {
-	char buf[32];
+	char buf[96];
 
 	mount("none", TRACING_DIR, "tracefs", 0, NULL);
-	snprintf(buf, sizeof(buf), "%d", pid);
+	snprintf(buf, sizeof(buf),
+		 "reason == \"forced_write\" && cpus > 0 && common_pid == %d",
+		 pid);
 	return write_str(TRACING_DIR "/tracing_on", "0") &&
-	       write_str(TRACING_DIR "/set_event_pid", buf) &&
-	       write_str(FLUSH_EVENT "/filter",
-			 "reason == \"forced_write\" && cpus > 0") &&
+	       write_str(FLUSH_EVENT "/filter", buf) &&
 	       write_str(FLUSH_EVENT "/enable", "1") &&
 	       write_str(TRACING_DIR "/trace", "") &&
 	       write_str(TRACING_DIR "/tracing_on", "1");
@@ -1156,7 +1170,6 @@ static void forced_trace_stop(void)
 {
 	write_str(FLUSH_EVENT "/enable", "0");
 	write_str(FLUSH_EVENT "/filter", "0");
-	write_str(TRACING_DIR "/set_event_pid", "");
 }
 
 /*
@@ -1169,7 +1182,9 @@ static void forced_trace_stop(void)
  * flushed every deferred migration on any write would have retired it.
  * The flushes are the helper's (trace event migrc_flush in its context):
  * another process may write to a page of its own that a background
- * migration deferred meanwhile, and rightly force a flush.
+ * migration deferred meanwhile, and rightly force a flush. The helper's
+ * own pages are locked, and compaction may not move locked pages while
+ * the test runs, so that no background migration reaches them.
  */
 TEST_F(migrc, write_other_mm)
 {
@@ -1186,6 +1201,9 @@ TEST_F(migrc, write_other_mm)
 	ASSERT_EQ(mprotect(r->mem, r->npages * r->psize, PROT_READ), 0);
 	/* The helper must not share the region's pages (they would be its). */
 	ASSERT_EQ(madvise(r->mem, r->npages * r->psize, MADV_DONTFORK), 0);
+	self->compact_unevictable = read_long(COMPACT_UNEVICTABLE);
+	if (self->compact_unevictable > 0)
+		ASSERT_TRUE(write_long(COMPACT_UNEVICTABLE, 0));
 	ASSERT_TRUE(start_helper(&h, r, wp_writer_loop));
 	unshare_after_fork(self);
 	/* The helper's own forced flushes; without tracefs, everyone's. */
