@@ -17,11 +17,12 @@
  *    sent to a set of CPUs): the CPU is clean up to the shadow clock value
  *    it read before the flush.
  *
- * A mark is clean once every one of its CPUs is clean up to its stamp. The
- * shadow never reads a page's MIGRC generation, the request pool or the
- * generations the production code records per CPU, so a bug that loses a
- * generation, retires a request too early or prunes a CPU wrongly cannot
- * also blind it.
+ * A mark is clean once every one of its CPUs is clean up to its stamp, or
+ * uses no user mm (see migrc_mark_stale_cpu()). The shadow never reads a
+ * page's MIGRC generation, the request pool or the generations the
+ * production code records per CPU, so a bug that loses a generation,
+ * retires a request too early or prunes a CPU wrongly cannot also blind
+ * it.
  *
  * Ordering: a stamp is taken (fully ordered) after the PTE was cleared and
  * the architecture made the invalidation visible (x86: the mm's tlb_gen
@@ -133,7 +134,10 @@ static struct migrc_mark *migrc_mark_of(struct page_ext *ext)
 
 /*
  * The CPUs of a mark that are not clean up to its stamp: the lowest one,
- * or -1 if none (the mark is clean).
+ * or -1 if none (the mark is clean). A CPU that uses no user mm now (x86:
+ * lazy TLB mode) cannot use a stale entry either: it catches up with the
+ * tlb_gen that each marked unmap raised before it uses one, and records
+ * that. The architecture's flushes leave such a CPU alone.
  */
 static int migrc_mark_stale_cpu(u64 stamp, unsigned long cpus)
 {
@@ -144,7 +148,8 @@ static int migrc_mark_stale_cpu(u64 stamp, unsigned long cpus)
 	for_each_set_bit(bit, &cpus, min_t(unsigned int, nr_cpu_ids,
 					   BITS_PER_LONG))
 		if (atomic64_read_acquire(per_cpu_ptr(&migrc_shadow_done,
-						      bit)) < stamp)
+						      bit)) < stamp &&
+		    migrc_arch_cpu_uses_mm(bit, NULL))
 			return bit;
 	return -1;
 }
@@ -197,6 +202,30 @@ static void migrc_debug_report(enum migrc_debug_what what, unsigned long pfn,
 			-1LL);
 }
 
+/*
+ * The CPUs of @cpus that may use a PTE of @mm just cleared. Any other
+ * catches up with the unmap's invalidation before it uses a translation
+ * of @mm, and records that: a CPU outside mm_cpumask when it switches to
+ * @mm, one the architecture finds not using @mm now (x86: lazy TLB mode,
+ * another mm loaded) when it uses @mm again. The architecture's flushes
+ * of @mm leave those CPUs alone, and so does migrc_flush_mm_before_write()
+ * when @mm's copy of the page becomes writable. Call after the
+ * invalidation and the stamp, both fully ordered.
+ */
+static unsigned long migrc_mark_cpus(struct mm_struct *mm,
+				     const struct cpumask *cpus)
+{
+	unsigned long mine = cpumask_bits(cpus)[0] &
+			     cpumask_bits(mm_cpumask(mm))[0];
+	unsigned long bit;
+
+	for_each_set_bit(bit, &mine, min_t(unsigned int, nr_cpu_ids,
+					   BITS_PER_LONG))
+		if (!migrc_arch_cpu_uses_mm(bit, mm))
+			__clear_bit(bit, &mine);
+	return mine;
+}
+
 /**
  * migrc_debug_mark - a PTE was cleared into a read-only batch
  * @mm: its mm
@@ -232,13 +261,7 @@ void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
 	/* A mark that is not clean yet is kept: add this one to it. */
 	if (migrc_mark_stale_cpu(READ_ONCE(m->stamp), READ_ONCE(m->cpus)) < 0)
 		WRITE_ONCE(m->cpus, 0);
-	/*
-	 * Only the CPUs of @mm can cache this PTE (a CPU outside mm_cpumask
-	 * catches up with the mm's tlb_gen when it switches to it), so a
-	 * flush of @mm alone (migrc_flush_mm_before_write()) cleans the mark.
-	 */
-	WRITE_ONCE(m->cpus, READ_ONCE(m->cpus) |
-		   (cpumask_bits(cpus)[0] & cpumask_bits(mm_cpumask(mm))[0]));
+	WRITE_ONCE(m->cpus, READ_ONCE(m->cpus) | migrc_mark_cpus(mm, cpus));
 	/* Pairs with the acquire loads of the checks: the CPUs come first. */
 	smp_store_release(&m->stamp, stamp);
 	page_ext_put(ext);

@@ -174,6 +174,23 @@ static inline u64 migrc_debug_clock(void)
 	return atomic64_read_acquire(&migrc_shadow_clock);
 }
 
+#ifndef migrc_arch_cpu_uses_mm
+/**
+ * migrc_arch_cpu_uses_mm - whether @cpu may use translations of @mm now
+ * @cpu: a CPU
+ * @mm: an mm whose PTE was cleared, its invalidation visible; NULL for
+ *      any user mm
+ *
+ * Return: false if @cpu catches up with that invalidation before it can
+ * use a translation it invalidated; true if it may not.
+ */
+static inline bool migrc_arch_cpu_uses_mm(unsigned int cpu,
+					  struct mm_struct *mm)
+{
+	return true;
+}
+#endif
+
 /* A new mm (fork, exec) starts without the shadow state of its parent. */
 static inline void migrc_debug_mm_init(struct mm_struct *mm)
 {
