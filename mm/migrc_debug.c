@@ -18,8 +18,8 @@
  *    it read before the flush.
  *
  * A mark is clean once every one of its CPUs is clean up to its stamp, or
- * uses no user mm (see migrc_mark_stale_cpu()). The shadow never reads a
- * page's MIGRC generation, the request pool or the generations the
+ * uses no user mm now (see migrc_mark_stale_cpu()). The shadow never
+ * reads a page's MIGRC generation, the request pool or the generations the
  * production code records per CPU, so a bug that loses a generation,
  * retires a request too early or prunes a CPU wrongly cannot also blind
  * it.
@@ -132,24 +132,35 @@ static struct migrc_mark *migrc_mark_of(struct page_ext *ext)
 	return page_ext_data(ext, &migrc_debug_ops);
 }
 
-/*
- * The CPUs of a mark that are not clean up to its stamp: the lowest one,
- * or -1 if none (the mark is clean). A CPU that uses no user mm now (x86:
- * lazy TLB mode) cannot use a stale entry either: it catches up with the
- * tlb_gen that each marked unmap raised before it uses one, and records
- * that. The architecture's flushes leave such a CPU alone.
- */
-static int migrc_mark_stale_cpu(u64 stamp, unsigned long cpus)
+/* The CPUs of a mark that have not recorded a flush since its stamp. */
+static unsigned long migrc_mark_behind(u64 stamp, unsigned long cpus)
 {
-	unsigned long bit;
+	unsigned long bit, behind = 0;
 
 	if (!stamp)
-		return -1;
+		return 0;
 	for_each_set_bit(bit, &cpus, min_t(unsigned int, nr_cpu_ids,
 					   BITS_PER_LONG))
 		if (atomic64_read_acquire(per_cpu_ptr(&migrc_shadow_done,
-						      bit)) < stamp &&
-		    migrc_arch_cpu_uses_mm(bit, NULL))
+						      bit)) < stamp)
+			__set_bit(bit, &behind);
+	return behind;
+}
+
+/*
+ * A CPU of a mark that may still read through a stale entry: the lowest
+ * one behind its stamp that uses a user mm now, or -1 if none (the mark
+ * is clean). A CPU that uses none (x86: lazy TLB mode, init_mm) catches up
+ * with the tlb_gen that each marked unmap raised before it uses an entry
+ * again, and records that; the architecture's flushes leave it alone.
+ */
+static int migrc_mark_stale_cpu(u64 stamp, unsigned long cpus)
+{
+	unsigned long behind = migrc_mark_behind(stamp, cpus);
+	unsigned long bit;
+
+	for_each_set_bit(bit, &behind, BITS_PER_LONG)
+		if (migrc_arch_cpu_uses_mm(bit, NULL))
 			return bit;
 	return -1;
 }
@@ -207,10 +218,10 @@ static void migrc_debug_report(enum migrc_debug_what what, unsigned long pfn,
  * catches up with the unmap's invalidation before it uses a translation
  * of @mm, and records that: a CPU outside mm_cpumask when it switches to
  * @mm, one the architecture finds not using @mm now (x86: lazy TLB mode,
- * another mm loaded) when it uses @mm again. The architecture's flushes
- * of @mm leave those CPUs alone, and so does migrc_flush_mm_before_write()
- * when @mm's copy of the page becomes writable. Call after the
- * invalidation and the stamp, both fully ordered.
+ * init_mm or another mm loaded) when it uses @mm again. No flush needs to
+ * reach those CPUs, and the flush of another mm whose copy of the page
+ * becomes writable (migrc_flush_mm_before_write()) may not. Call after
+ * the invalidation and the stamp, both fully ordered.
  */
 static unsigned long migrc_mark_cpus(struct mm_struct *mm,
 				     const struct cpumask *cpus)
@@ -258,10 +269,10 @@ void migrc_debug_mark(struct mm_struct *mm, pte_t pteval,
 	if (!ext)
 		return;
 	m = migrc_mark_of(ext);
-	/* A mark that is not clean yet is kept: add this one to it. */
-	if (migrc_mark_stale_cpu(READ_ONCE(m->stamp), READ_ONCE(m->cpus)) < 0)
-		WRITE_ONCE(m->cpus, 0);
-	WRITE_ONCE(m->cpus, READ_ONCE(m->cpus) | migrc_mark_cpus(mm, cpus));
+	/* The CPUs of the last mark that did not flush since stay in it. */
+	WRITE_ONCE(m->cpus, migrc_mark_behind(READ_ONCE(m->stamp),
+					      READ_ONCE(m->cpus)) |
+			    migrc_mark_cpus(mm, cpus));
 	/* Pairs with the acquire loads of the checks: the CPUs come first. */
 	smp_store_release(&m->stamp, stamp);
 	page_ext_put(ext);
@@ -344,10 +355,10 @@ void migrc_debug_leave(struct page *page, unsigned int order)
  * @dst holds the data of @src, copied by a migration. Until the CPUs that
  * may still read the source are clean, the copy must not change: they
  * would read the old data after the new data was written. The copy
- * remembers them (the source's own mark, or, if that one is clean, what
- * the source remembered as a copy itself). A source whose own mark is not
- * clean gets the checksum of the copy, which migrc_debug_leave() compares
- * with its data.
+ * remembers them (the source's own mark, or, if no CPU of it is behind its
+ * stamp, what the source remembered as a copy itself). A source with a
+ * CPU behind gets the checksum of the copy, which migrc_debug_leave()
+ * compares with its data.
  */
 static void migrc_debug_copy(struct page *src, struct page *dst)
 {
@@ -363,7 +374,11 @@ static void migrc_debug_copy(struct page *src, struct page *dst)
 		/* Pairs with the release stores of the marks. */
 		stamp = smp_load_acquire(&ms->stamp);
 		cpus = READ_ONCE(ms->cpus);
-		if (migrc_mark_stale_cpu(stamp, cpus) < 0) {
+		/*
+		 * Lazy CPUs count: one that wrote through a stale writable
+		 * entry before it went idle must show in the checksum.
+		 */
+		if (!migrc_mark_behind(stamp, cpus)) {
 			/* As above, for the copy mark. */
 			stamp = smp_load_acquire(&ms->copy_stamp);
 			cpus = READ_ONCE(ms->copy_cpus);
