@@ -26,11 +26,12 @@
  *     deferred entries). That fault is the price, so the bit is taken only
  *     where a demotion is the likely next migration: on a top-tier node
  *     while demotion is on. The scan takes it only from pages on the
- *     inactive list, unreferenced, whose PTE is old: reclaim candidates.
- *     An old PTE alone says little on x86, where reclaim clears the
- *     accessed bit without a flush and a CPU that keeps writing through its
- *     cached entry never sets it again; the LRU position says reclaim found
- *     the page cold.
+ *     inactive list whose PTE is old: reclaim candidates. An old PTE alone
+ *     says little on x86, where reclaim clears the accessed bit without a
+ *     flush and a CPU that keeps writing through its cached entry never
+ *     sets it again; the LRU position says reclaim found the page cold.
+ *     PG_referenced says nothing more: reclaim sets it on the inactive
+ *     page it keeps for a second look, the one it just made old.
  *
  * The gather flushes only if it changed something: a scan that finds only
  * such pages in a VMA sends a round vanilla would not, and so does
@@ -135,17 +136,21 @@ static void migrc_cold_wrprotect(struct mmu_gather *tlb,
  * @nr: how many PTEs from @ptep on map @folio
  *
  * The PTE was not accessed since reclaim last aged it. If @folio is also
- * a reclaim candidate (inactive, unreferenced) that demotion may move,
- * take the write bit, so that its demotion defers. change_protection()
+ * a reclaim candidate (on the inactive list) that demotion may move, take
+ * the write bit, so that its demotion defers. change_protection()
  * invalidates secondary MMUs around the scan.
  */
 void migrc_scan_cold(struct mmu_gather *tlb, struct vm_area_struct *vma,
 		     unsigned long addr, pte_t *ptep, struct folio *folio,
 		     int nr)
 {
-	if (!folio_test_active(folio) && !folio_test_referenced(folio) &&
-	    migrc_cold_demotable(folio))
-		migrc_cold_wrprotect(tlb, vma, addr, ptep, nr, true);
+	if (!migrc_cold_demotable(folio))
+		return;
+	if (folio_test_active(folio)) {
+		migrc_stat_add(MIGRC_EV_COLD_SKIPPED_ACTIVE, nr);
+		return;
+	}
+	migrc_cold_wrprotect(tlb, vma, addr, ptep, nr, true);
 }
 
 /**

@@ -65,6 +65,7 @@ MIGRC_EVENT(REFUSED_FLUSH_PENDING, "refused_flush_pending", NONE)	/* PTEs */
 
 /* Cold writable anonymous pages (mm/migrc_cold.c). */
 MIGRC_EVENT(COLD_WRPROTECTED, "cold_wrprotected", NONE)		/* PTEs */
+MIGRC_EVENT(COLD_SKIPPED_ACTIVE, "cold_skipped_active", NONE)	/* PTEs */
 MIGRC_EVENT(COLD_REFUSED_SHARED, "cold_refused_shared", NONE)	/* PTEs */
 MIGRC_EVENT(COLD_REFUSED_PINNED, "cold_refused_pinned", NONE)	/* PTEs */
 MIGRC_EVENT(COLD_REFUSED_TRACKED, "cold_refused_tracked", NONE)	/* PTEs */

@@ -2536,6 +2536,25 @@ static double seconds(void)
 }
 
 /*
+ * Make NUMA hinting scans frequent (numa_scan_knobs), and let teardown
+ * restore the knobs and switch NUMA balancing off again (or back on).
+ * False if there are no knobs.
+ */
+static bool numa_scan_often(FIXTURE_DATA(migrc) *self)
+{
+	for (size_t i = 0; i < NR_NUMA_SCAN_KNOBS; i++) {
+		self->numa_scan[i] = read_long(numa_scan_knobs[i].path);
+		if (self->numa_scan[i] < 0 ||
+		    !write_long(numa_scan_knobs[i].path,
+				numa_scan_knobs[i].value))
+			return false;
+	}
+	if (!self->numa_balancing)
+		self->numa_balancing = '0';
+	return true;
+}
+
+/*
  * 14b. A NUMA hinting scan of a writable VMA: it makes writable PTEs
  * PROT_NONE and flushes when it is done with the VMA. Until then writers on
  * other CPUs go on storing through their writable TLB entries. A migration
@@ -2571,17 +2590,8 @@ TEST_F_TIMEOUT(migrc, numa_scan_writable, 300)
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(x, MAP_FAILED);
 	memset(x, 0, len);
-	for (size_t i = 0; i < NR_NUMA_SCAN_KNOBS; i++) {
-		self->numa_scan[i] = read_long(numa_scan_knobs[i].path);
-		if (self->numa_scan[i] < 0)
-			SKIP(return, "no %s (NUMA balancing)",
-			     numa_scan_knobs[i].path);
-		ASSERT_TRUE(write_long(numa_scan_knobs[i].path,
-				       numa_scan_knobs[i].value));
-	}
-	/* Teardown switches NUMA balancing off again (or back on). */
-	if (!self->numa_balancing)
-		self->numa_balancing = '0';
+	if (!numa_scan_often(self))
+		SKIP(return, "no " NUMA_SCAN_DIR " (NUMA balancing)");
 	snprintf(aid, sizeof(aid), "%s numa_hold reuse_first", self->broken);
 	break_set(aid);
 	ASSERT_TRUE(write_long(NUMA_BALANCING, 1));
@@ -3044,6 +3054,83 @@ static bool catch_up(char *sync, size_t psize)
 	       !mprotect(sync, psize, PROT_READ | PROT_WRITE);
 }
 
+/* Switch demotion on (teardown restores it); false without memory tiers. */
+static bool demotion_on(FIXTURE_DATA(migrc) *self)
+{
+	self->demotion = read_long(DEMOTION);
+	return self->demotion >= 0 && write_long(DEMOTION, 1);
+}
+
+/*
+ * Why the cold tests cannot run here, or NULL: then demotion is on.
+ * @idle: the page_idle bitmap, open
+ */
+static const char *cold_unsupported(FIXTURE_DATA(migrc) *self, int idle)
+{
+	if (idle < 0)
+		return "no " PAGE_IDLE " (CONFIG_IDLE_PAGE_TRACKING)";
+	if (self->r.ncpus < 3)
+		return "needs 3 CPUs: two writers and CPU 0";
+	if (!demotion_on(self))
+		return "no " DEMOTION " (memory tiers)";
+	return NULL;
+}
+
+/*
+ * The range of the cold tests, written once, its first COLD_HOT pages
+ * zeroed for the writers, on node 0; NULL if it cannot be made.
+ */
+static char *cold_range(struct region *r)
+{
+	size_t len = COLD_PAGES * r->psize;
+	char *mem = map_anon(len);
+
+	if (mem == MAP_FAILED)
+		return NULL;
+	memset(mem, 0x5a, len);
+	memset(mem, 0, COLD_HOT * r->psize);
+	if (move_range(r, mem, COLD_PAGES, 0) == COLD_PAGES)
+		return mem;
+	munmap(mem, len);
+	return NULL;
+}
+
+/*
+ * Start two writers, on CPUs 1 and 2, each incrementing its word of the
+ * first COLD_HOT pages at @mem until *@stop, and let them cache writable
+ * entries.
+ */
+static bool start_cold_writers(struct writer *wr, char *mem, size_t psize,
+			       volatile int *stop)
+{
+	for (int i = 0; i < 2; i++) {
+		wr[i] = (struct writer){ .cpu = i + 1, .slot = i, .mem = mem,
+			.npages = COLD_HOT, .psize = psize, .stop = stop,
+			.done = calloc(COLD_HOT, sizeof(uint64_t)) };
+		if (!wr[i].done || pthread_create(&wr[i].thread, NULL,
+						  write_loop, &wr[i]))
+			return false;
+	}
+	usleep(100000);
+	return true;
+}
+
+/* Stop them: add the increments they made to @done, and lost to @lost. */
+static void stop_cold_writers(struct writer *wr, char *mem, size_t psize,
+			      volatile int *stop, long *done, long *lost)
+{
+	*stop = 1;
+	for (int i = 0; i < 2; i++) {
+		pthread_join(wr[i].thread, NULL);
+		for (size_t p = 0; p < COLD_HOT; p++) {
+			*done += wr[i].done[p];
+			*lost += wr[i].done[p] -
+				((uint64_t *)(mem + p * psize))[i * 8];
+		}
+		free(wr[i].done);
+	}
+}
+
 /*
  * 17. Cold writable pages (mm/migrc_cold.c): with demotion on, MADV_COLD
  * takes the write bit from exclusive anonymous pages of the top tier (node
@@ -3073,33 +3160,17 @@ TEST_F(migrc, cold_writable)
 	volatile int stop = 0;
 	int node = 0, synced = 0;
 	char *mem, *sync, aid[160];
+	const char *why;
 
-	if (idle < 0)
-		SKIP(return, "no %s (CONFIG_IDLE_PAGE_TRACKING)", PAGE_IDLE);
-	if (r->ncpus < 3)
-		SKIP(return, "needs 3 CPUs: two writers and CPU 0");
+	why = cold_unsupported(self, idle);
+	if (why)
+		SKIP(return, "%s", why);
 	ASSERT_GE(pagemap, 0);
-	/* Teardown restores it. */
-	self->demotion = read_long(DEMOTION);
-	if (self->demotion < 0)
-		SKIP(return, "no %s (memory tiers)", DEMOTION);
-	ASSERT_TRUE(write_long(DEMOTION, 1));
-	mem = map_anon(len);
+	mem = cold_range(r);
 	sync = map_anon(r->psize);
-	ASSERT_NE(mem, MAP_FAILED);
+	ASSERT_NE(mem, NULL);
 	ASSERT_NE(sync, MAP_FAILED);
-	memset(mem, 0x5a, len);
-	memset(mem, 0, COLD_HOT * r->psize);
-	ASSERT_EQ(move_range(r, mem, COLD_PAGES, 0), COLD_PAGES);
-	for (int i = 0; i < 2; i++) {
-		wr[i] = (struct writer){ .cpu = i + 1, .slot = i, .mem = mem,
-			.npages = COLD_HOT, .psize = r->psize, .stop = &stop,
-			.done = calloc(COLD_HOT, sizeof(uint64_t)) };
-		ASSERT_NE(wr[i].done, NULL);
-		ASSERT_EQ(pthread_create(&wr[i].thread, NULL, write_loop,
-					 &wr[i]), 0);
-	}
-	usleep(100000);
+	ASSERT_TRUE(start_cold_writers(wr, mem, r->psize, &stop));
 	snprintf(aid, sizeof(aid), "%s reuse_first", self->broken);
 	break_set(aid);
 	for (int round = 0; round < 8; round++) {
@@ -3116,16 +3187,7 @@ TEST_F(migrc, cold_writable)
 	}
 	usleep(100000);
 	break_set(self->broken);
-	stop = 1;
-	for (int i = 0; i < 2; i++) {
-		pthread_join(wr[i].thread, NULL);
-		for (size_t p = 0; p < COLD_HOT; p++) {
-			done += wr[i].done[p];
-			lost += wr[i].done[p] -
-				((uint64_t *)(mem + p * r->psize))[i * 8];
-		}
-		free(wr[i].done);
-	}
+	stop_cold_writers(wr, mem, r->psize, &stop, &done, &lost);
 	counters(c1);
 	ksft_print_msg("%ld of %d pages moved in 8 rounds, aged in %ld\n",
 		       moved, 8 * COLD_PAGES, aged);
@@ -3146,6 +3208,98 @@ TEST_F(migrc, cold_writable)
 	if (have_migrc())
 		EXPECT_GE(c1[C_COLD_WP] - self->c0[C_COLD_WP],
 			  COLD_PAGES - COLD_HOT);
+	finish(_metadata, self, moved, true);
+	munmap(mem, len);
+	munmap(sync, r->psize);
+	close(pagemap);
+	close(idle);
+}
+
+#define COLD_SCAN_ROUNDS	4
+#define COLD_SCAN_SECONDS	20	/* for the scan, in each round */
+
+/*
+ * 17b. Cold writable pages a NUMA hinting scan finds (migrc_scan_cold()):
+ * in tiering mode the scan leaves top-tier pages alone, and takes the write
+ * bit of those whose PTE is old and whose page is on the inactive list
+ * (where a new anonymous page starts), adding them to its own flush. As in
+ * cold_writable, two writers keep storing into the first COLD_HOT pages of
+ * a range written once, through entries page_idle made their PTEs forget.
+ * Each round waits until the scan has write-protected PTEs of the range on
+ * node 0, then moves it to node 1 and back. In the first round the scan
+ * must take the write bit of the whole cold part. A write protection the
+ * scan's flush did not cover lets the writers store into the sources after
+ * the copy: lost increments, and sources changed after their copy.
+ */
+TEST_F_TIMEOUT(migrc, cold_scan, 300)
+{
+	struct region *r = &self->r;
+	size_t len = COLD_PAGES * r->psize;
+	int idle = open(PAGE_IDLE, O_RDWR);
+	int pagemap = open("/proc/self/pagemap", O_RDONLY);
+	long c0[NCOUNTERS], c1[NCOUNTERS], wp = 0, first = 0;
+	long moved = 0, lost = 0, done = 0, aged = 0, synced = 0;
+	struct writer wr[2];
+	volatile int stop = 0;
+	char *mem, *sync, aid[160];
+	const char *why;
+	double end;
+
+	why = cold_unsupported(self, idle);
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_GE(pagemap, 0);
+	if (!numa_scan_often(self))
+		SKIP(return, "no " NUMA_SCAN_DIR " (NUMA balancing)");
+	mem = cold_range(r);
+	sync = map_anon(r->psize);
+	ASSERT_NE(mem, NULL);
+	ASSERT_NE(sync, MAP_FAILED);
+	ASSERT_TRUE(start_cold_writers(wr, mem, r->psize, &stop));
+	snprintf(aid, sizeof(aid), "%s reuse_first", self->broken);
+	break_set(aid);
+	/* Memory tiering mode: the scan leaves node 0's pages alone. */
+	ASSERT_TRUE(write_long(NUMA_BALANCING, 2));
+	for (int round = 0; round < COLD_SCAN_ROUNDS; round++) {
+		long want = round ? 1 : COLD_PAGES - COLD_HOT;
+
+		/*
+		 * The migrated pages wait in CPU 0's LRU cache, off the LRU
+		 * the scan looks at: MADV_WILLNEED drains it.
+		 */
+		EXPECT_EQ(madvise(mem, len, MADV_WILLNEED), 0);
+		synced += catch_up(sync, r->psize);
+		usleep(10000);
+		counters(c0);
+		aged += age_pages(idle, pagemap, mem, COLD_PAGES, r->psize);
+		end = seconds() + COLD_SCAN_SECONDS;
+		do {
+			usleep(20000);
+			counters(c1);
+			wp = c1[C_COLD_WP] - c0[C_COLD_WP];
+		} while (wp < want && seconds() < end);
+		ksft_print_msg("round %d: the scan write-protected %ld PTEs\n",
+			       round, wp);
+		if (!round)
+			first = wp;
+		moved += move_range(r, mem, COLD_PAGES, 1);
+		moved += move_range(r, mem, COLD_PAGES, 0);
+	}
+	EXPECT_TRUE(write_long(NUMA_BALANCING, 0));
+	usleep(100000);
+	break_set(self->broken);
+	stop_cold_writers(wr, mem, r->psize, &stop, &done, &lost);
+	ksft_print_msg("%ld of %d pages moved in %d rounds, aged in %ld\n",
+		       moved, 2 * COLD_SCAN_ROUNDS * COLD_PAGES,
+		       COLD_SCAN_ROUNDS, aged);
+	ksft_print_msg("%ld of %ld increments lost\n", lost, done);
+	EXPECT_EQ(lost, 0);
+	EXPECT_GT(done, 0);
+	EXPECT_EQ(aged, COLD_SCAN_ROUNDS);
+	EXPECT_EQ(synced, COLD_SCAN_ROUNDS);
+	EXPECT_EQ(moved, 2L * COLD_SCAN_ROUNDS * COLD_PAGES);
+	if (have_migrc())
+		EXPECT_GE(first, COLD_PAGES - COLD_HOT);
 	finish(_metadata, self, moved, true);
 	munmap(mem, len);
 	munmap(sync, r->psize);

@@ -37,7 +37,8 @@ batched:range_race numa_ro:numa_scan_writable
 unpublished:window_munmap unpublished+write:window_mprotect
 file_open:file_write file_open:file_mmap_write_ext4 alloc:file_reuse
 file_writers:file_two_mappings file_writers:file_window
-file_trunc:memfd_sealed_truncate cold:cold_writable"
+file_trunc:memfd_sealed_truncate cold:cold_writable
+cold:cold_scan"
 
 skip() { echo "# SKIP: $*"; exit $ksft_skip; }
 fail() { echo "# FAIL: $*"; exit 1; }
