@@ -26,6 +26,7 @@
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/wait_bit.h>
 #include <linux/vmstat.h>
 #include <linux/workqueue.h>
 #include <asm/tlb.h>
@@ -279,8 +280,55 @@ void migrc_numa_scan_end(void)
 void migrc_numa_scan_flushed(struct vm_area_struct *vma,
 			     enum migrc_numa_scan counted)
 {
-	if (counted == MIGRC_SCAN_IN_VMA)
-		atomic_dec(&vma->numab_state->migrc_writable_scans);
+	struct vma_numab_state *ns = vma->numab_state;
+
+	if (counted != MIGRC_SCAN_IN_VMA)
+		return;
+	atomic_dec(&ns->migrc_writable_scans);
+	/*
+	 * Fully ordered: a waiter that sees the new value sees the count
+	 * lowered, and wake_up_var() sees the waiter queued or the waiter
+	 * sees the new value (migrc_numa_scan_wait()).
+	 */
+	atomic_inc_return(&ns->migrc_scans_flushed);
+	wake_up_var(&ns->migrc_scans_flushed);
+}
+
+/**
+ * migrc_numa_scan_wait - a hinting fault waits for the scan in flight
+ * @vma: the VMA of a hinting fault about to migrate a page, its lock or
+ *       mmap_lock held
+ *
+ * The scan that made the faulting PTE PROT_NONE flushes when it is done
+ * with its part of @vma. Until then a CPU may still hold the writable
+ * entry from before the scan, and a migration of the page refuses to defer
+ * and flushes by itself (migrc_pte_deferrable()): a second round to the
+ * same CPUs. Wait for the scan's flush instead; the page has no writable
+ * entry left then, and its migration defers like any other of a PROT_NONE
+ * PTE. A hinting fault on a PTE the scan changed comes from a CPU that
+ * cached no entry of it, so the scan is usually still walking: the wait is
+ * the rest of its walk, which on bare metal is short next to an IPI round
+ * and its acknowledgements. (A scan holds mmap_lock for read, as the fault
+ * does, and waits for nothing a fault holds.)
+ *
+ * The wait decides nothing: under the PTE lock the migration looks at the
+ * VMA again, and flushes if another scan has begun meanwhile.
+ */
+void migrc_numa_scan_wait(struct vm_area_struct *vma)
+{
+	struct vma_numab_state *ns = READ_ONCE(vma->numab_state);
+	int flushed;
+
+	if (!ns || migrc_broken(MIGRC_NUMA_NOWAIT))
+		return;
+	/* Pairs with the increment in migrc_numa_scan_flushed(). */
+	flushed = atomic_read_acquire(&ns->migrc_scans_flushed);
+	if (!atomic_read(&ns->migrc_writable_scans))
+		return;
+	migrc_count(MIGRC_EV_NUMA_FAULT_WAITED);
+	wait_var_event_killable(&ns->migrc_scans_flushed,
+				atomic_read(&ns->migrc_scans_flushed) !=
+				flushed);
 }
 #endif /* CONFIG_NUMA_BALANCING */
 

@@ -22,3 +22,4 @@ MIGRC_BREAK_RULE(FILE_OPEN, file_open)	/* a file's new writer: no flush */
 MIGRC_BREAK_RULE(FILE_WRITERS, file_writers) /* a file's writers unseen */
 MIGRC_BREAK_RULE(FILE_TRUNC, file_trunc) /* partial truncation: no flush */
 MIGRC_BREAK_RULE(COLD, cold)		/* cold write protection unflushed */
+MIGRC_TEST_AID(NUMA_NOWAIT, numa_nowait) /* hinting faults never wait */
