@@ -23,6 +23,7 @@
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/rt.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -284,6 +285,8 @@ void migrc_numa_scan_flushed(struct vm_area_struct *vma,
 
 	if (counted != MIGRC_SCAN_IN_VMA)
 		return;
+	/* Not before the flush has completed on every CPU. */
+	smp_mb__before_atomic();
 	atomic_dec(&ns->migrc_writable_scans);
 	/*
 	 * Fully ordered: a waiter that sees the new value sees the count
@@ -294,10 +297,18 @@ void migrc_numa_scan_flushed(struct vm_area_struct *vma,
 	wake_up_var(&ns->migrc_scans_flushed);
 }
 
+/*
+ * How long a hinting fault waits at most for the scan in flight: far more
+ * than a scan's walk of its part of a VMA takes, on bare metal and under
+ * emulation, but a bound if the scanning thread is preempted for long.
+ */
+#define MIGRC_SCAN_WAIT_MS		100
+
 /**
  * migrc_numa_scan_wait - a hinting fault waits for the scan in flight
  * @vma: the VMA of a hinting fault about to migrate a page, its lock or
  *       mmap_lock held
+ * @folio: the folio it is about to migrate, isolated
  *
  * The scan that made the faulting PTE PROT_NONE flushes when it is done
  * with its part of @vma. Until then a CPU may still hold the writable
@@ -307,28 +318,37 @@ void migrc_numa_scan_flushed(struct vm_area_struct *vma,
  * entry left then, and its migration defers like any other of a PROT_NONE
  * PTE. A hinting fault on a PTE the scan changed comes from a CPU that
  * cached no entry of it, so the scan is usually still walking: the wait is
- * the rest of its walk, which on bare metal is short next to an IPI round
- * and its acknowledgements. (A scan holds mmap_lock for read, as the fault
- * does, and waits for nothing a fault holds.)
+ * the rest of its walk. (A scan holds mmap_lock for read, as the fault
+ * does, and waits for nothing a fault holds.) The wait is bounded
+ * (MIGRC_SCAN_WAIT_MS), and skipped where it cannot pay off: for a large
+ * folio, which MIGRC never defers, where deferral is off
+ * (migrc_defer_forbidden()), and for a real-time task, whose latency is
+ * worth more than a round of IPIs.
  *
  * The wait decides nothing: under the PTE lock the migration looks at the
- * VMA again, and flushes if another scan has begun meanwhile.
+ * VMA again, and flushes if another scan has begun meanwhile or the wait
+ * timed out.
  */
-void migrc_numa_scan_wait(struct vm_area_struct *vma)
+void migrc_numa_scan_wait(struct vm_area_struct *vma, struct folio *folio)
 {
 	struct vma_numab_state *ns = READ_ONCE(vma->numab_state);
 	int flushed;
 
-	if (!ns || migrc_broken(MIGRC_NUMA_NOWAIT))
+	if (folio_test_large(folio) || rt_or_dl_task(current) ||
+	    migrc_defer_forbidden() || migrc_broken(MIGRC_NUMA_NOWAIT))
 		return;
 	/* Pairs with the increment in migrc_numa_scan_flushed(). */
 	flushed = atomic_read_acquire(&ns->migrc_scans_flushed);
 	if (!atomic_read(&ns->migrc_writable_scans))
 		return;
-	migrc_count(MIGRC_EV_NUMA_FAULT_WAITED);
-	wait_var_event_killable(&ns->migrc_scans_flushed,
-				atomic_read(&ns->migrc_scans_flushed) !=
-				flushed);
+	/* Counted only once the scan's flush has been seen. */
+	if (wait_var_event_timeout(&ns->migrc_scans_flushed,
+				   atomic_read(&ns->migrc_scans_flushed) !=
+				   flushed,
+				   msecs_to_jiffies(MIGRC_SCAN_WAIT_MS)))
+		migrc_count(MIGRC_EV_NUMA_FAULT_WAITED);
+	else
+		migrc_count(MIGRC_EV_NUMA_FAULT_WAIT_TIMEOUT);
 }
 #endif /* CONFIG_NUMA_BALANCING */
 

@@ -31,7 +31,8 @@
  *     flush and a CPU that keeps writing through its cached entry never
  *     sets it again; the LRU position says reclaim found the page cold.
  *     PG_referenced says nothing more: reclaim sets it on the inactive
- *     page it keeps for a second look, the one it just made old.
+ *     page it keeps for a second look, the one it just made old. MGLRU
+ *     keeps no active flag on its folios, so the scan takes no bit there.
  *
  * The gather flushes only if it changed something: a scan that finds only
  * such pages in a VMA sends a round vanilla would not, and so does
@@ -52,6 +53,7 @@
 #include <linux/memory-tiers.h>
 #include <linux/migrc.h>
 #include <linux/mm.h>
+#include <linux/mm_inline.h>
 #include <linux/mmu_notifier.h>
 #include <linux/userfaultfd_k.h>
 #include <asm/tlb.h>
@@ -144,7 +146,8 @@ void migrc_scan_cold(struct mmu_gather *tlb, struct vm_area_struct *vma,
 		     unsigned long addr, pte_t *ptep, struct folio *folio,
 		     int nr)
 {
-	if (!migrc_cold_demotable(folio))
+	/* MGLRU keeps no active flag on its folios: no reclaim candidates. */
+	if (lru_gen_enabled() || !migrc_cold_demotable(folio))
 		return;
 	if (folio_test_active(folio)) {
 		migrc_stat_add(MIGRC_EV_COLD_SKIPPED_ACTIVE, nr);

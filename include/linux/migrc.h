@@ -283,7 +283,7 @@ enum migrc_numa_scan migrc_numa_scan_begin(struct mmu_gather *tlb,
 void migrc_numa_scan_end(void);
 void migrc_numa_scan_flushed(struct vm_area_struct *vma,
 			     enum migrc_numa_scan counted);
-void migrc_numa_scan_wait(struct vm_area_struct *vma);
+void migrc_numa_scan_wait(struct vm_area_struct *vma, struct folio *folio);
 
 /* C glue: mm/migrc.c and the architecture. */
 void migrc_page_flush(struct page *page, u64 gen);
@@ -597,17 +597,19 @@ static inline bool migrc_vma_writable_scan(const struct vm_area_struct *vma)
 #endif
 
 /**
- * migrc_numa_fault_wait - a hinting fault is about to migrate a page
+ * migrc_numa_fault_wait - a hinting fault is about to migrate a folio
  * @vma: the faulting VMA, its lock or mmap_lock held
+ * @folio: the folio, isolated
  *
  * While the scan that made the PTE PROT_NONE has not flushed, the
  * migration would send a flush of its own: wait for the scan's instead
  * (migrc_numa_scan_wait()).
  */
-static inline void migrc_numa_fault_wait(struct vm_area_struct *vma)
+static inline void migrc_numa_fault_wait(struct vm_area_struct *vma,
+					 struct folio *folio)
 {
 	if (migrc_enabled() && migrc_vma_writable_scan(vma))
-		migrc_numa_scan_wait(vma);
+		migrc_numa_scan_wait(vma, folio);
 }
 
 /* Cold writable anonymous pages: mm/migrc_cold.c. */
@@ -717,7 +719,8 @@ migrc_numa_scan_begin(struct mmu_gather *tlb, struct vm_area_struct *vma)
 
 static inline void migrc_numa_scan_flushed(struct vm_area_struct *vma,
 					   enum migrc_numa_scan counted) { }
-static inline void migrc_numa_fault_wait(struct vm_area_struct *vma) { }
+static inline void migrc_numa_fault_wait(struct vm_area_struct *vma,
+					 struct folio *folio) { }
 
 static inline bool migrc_mm_maybe_stale(struct mm_struct *mm)
 {

@@ -63,6 +63,7 @@ MIGRC_EVENT(REFUSED_WRITABLE, "refused_writable", NONE)		/* PTEs */
 MIGRC_EVENT(REFUSED_DIRTY_SHARED, "refused_dirty_shared", NONE)	/* PTEs */
 MIGRC_EVENT(REFUSED_FLUSH_PENDING, "refused_flush_pending", NONE)	/* PTEs */
 MIGRC_EVENT(NUMA_FAULT_WAITED, "numa_fault_waited", NONE)	/* faults */
+MIGRC_EVENT(NUMA_FAULT_WAIT_TIMEOUT, "numa_fault_wait_timeout", NONE) /* faults */
 
 /* Cold writable anonymous pages (mm/migrc_cold.c). */
 MIGRC_EVENT(COLD_WRPROTECTED, "cold_wrprotected", NONE)		/* PTEs */
