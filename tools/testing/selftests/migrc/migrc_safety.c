@@ -3322,7 +3322,6 @@ TEST_F_TIMEOUT(migrc, cold_scan, 300)
 #define PROMOTE_PAGES	64
 #define PROMOTE_ROUNDS	8
 
-
 /*
  * Whether the break knob holds @word now: a test aid set by hand, which
  * the fixture leaves out of what it restores.
