@@ -252,6 +252,7 @@ enum migrc_numa_scan migrc_numa_scan_begin(struct mmu_gather *tlb,
 			return MIGRC_SCAN_IN_MM;
 		atomic_inc(&ns->migrc_writable_scans);
 		migrc_tlb_no_writable(tlb);
+		migrc_cold_scan_begin(vma);
 		return MIGRC_SCAN_IN_VMA;
 	}
 	migrc_tlb_no_writable(tlb);

@@ -33,6 +33,15 @@
  *     PG_referenced says nothing more: reclaim sets it on the inactive
  *     page it keeps for a second look, the one it just made old. MGLRU
  *     keeps no active flag on its folios, so the scan takes no bit there.
+ *  4. A page written again pays that fault, and often a flush of the mm's
+ *     deferred entries with it (migrc_flush_before_write()): more than the
+ *     share of a demotion's flush the bit saves. So the scan judges each
+ *     VMA by what came back: once write faults have reused at least half
+ *     as many pages as it took bits from (MIGRC_COLD_SAMPLE at least), it
+ *     leaves the VMA's PTEs writable for a pause, twice as long each time
+ *     the VMA is judged the same, and from the shortest again once it is
+ *     not (migrc_cold_scan_begin()). Memory written once and then read is
+ *     never paused; memory written all over is soon left alone.
  *
  * The gather flushes only if it changed something: a scan that finds only
  * such pages in a VMA sends a round vanilla would not, and so does
@@ -95,16 +104,103 @@ static enum migrc_event migrc_cold_refusal(struct vm_area_struct *vma,
 	return MIGRC_COLD_OK;
 }
 
+#ifdef CONFIG_NUMA_BALANCING
+/*
+ * Bits a VMA's scans take before their reuse is judged; the pauses, in
+ * seconds: 1, 2, 4, ... 2^(MIGRC_COLD_PAUSE_MAX - 1).
+ */
+#define MIGRC_COLD_SAMPLE	256
+#define MIGRC_COLD_PAUSE_MAX	6U
+
+/**
+ * migrc_cold_scan_begin - judge the cold write protection of a VMA
+ * @vma: the VMA a NUMA hinting scan is about to change, mmap_lock held
+ *
+ * Once the scan has taken MIGRC_COLD_SAMPLE write bits here since the last
+ * judgement, pause if write faults reused at least half as many pages
+ * meanwhile, for twice the last pause (one second first), or end the
+ * pauses if fewer. Both counts start again from zero, so that each
+ * judgement is of bits taken after the one before: a paused VMA is judged
+ * again once the scan, back after the pause, has taken as many again.
+ * Scans of an mm rarely overlap (task_numa_work() starts one per scan
+ * period); the fields are heuristics, and a lost update costs nothing but
+ * a judgement.
+ */
+void migrc_cold_scan_begin(struct vm_area_struct *vma)
+{
+	struct vma_numab_state *ns = vma->numab_state;
+	unsigned int pause = READ_ONCE(ns->migrc_cold_pause);
+	int taken, reused;
+
+	if (pause && time_before(jiffies, READ_ONCE(ns->migrc_cold_resume)))
+		return;
+	taken = atomic_read(&ns->migrc_cold_taken);
+	if (taken < MIGRC_COLD_SAMPLE)
+		return;
+	reused = atomic_read(&ns->migrc_cold_reused);
+	if (reused >= taken / 2) {
+		pause = min(pause + 1, MIGRC_COLD_PAUSE_MAX);
+		WRITE_ONCE(ns->migrc_cold_resume,
+			   jiffies + (HZ << (pause - 1)));
+	} else {
+		pause = 0;
+	}
+	WRITE_ONCE(ns->migrc_cold_pause, pause);
+	/* What came in meanwhile counts towards the next judgement. */
+	atomic_sub(taken, &ns->migrc_cold_taken);
+	atomic_sub(reused, &ns->migrc_cold_reused);
+}
+
+/**
+ * migrc_cold_count_reuse - a write fault gave an exclusive anonymous page
+ *                          of @vma its write bit back
+ * @vma: the faulting VMA, its lock or mmap_lock held
+ *
+ * Counted where the scan has taken bits since the last judgement (see
+ * migrc_cold_scan_begin()).
+ */
+void migrc_cold_count_reuse(struct vm_area_struct *vma)
+{
+	struct vma_numab_state *ns = READ_ONCE(vma->numab_state);
+
+	if (ns && atomic_read(&ns->migrc_cold_taken))
+		atomic_inc(&ns->migrc_cold_reused);
+}
+
+/* Whether the scan leaves the writable PTEs of @vma alone for now. */
+static bool migrc_cold_paused(struct vm_area_struct *vma)
+{
+	struct vma_numab_state *ns = vma->numab_state;
+
+	return ns && READ_ONCE(ns->migrc_cold_pause) &&
+	       time_before(jiffies, READ_ONCE(ns->migrc_cold_resume));
+}
+
+static void migrc_cold_took(struct vm_area_struct *vma)
+{
+	if (vma->numab_state)
+		atomic_inc(&vma->numab_state->migrc_cold_taken);
+}
+#else
+static bool migrc_cold_paused(struct vm_area_struct *vma)
+{
+	return false;
+}
+
+static void migrc_cold_took(struct vm_area_struct *vma) { }
+#endif /* CONFIG_NUMA_BALANCING */
+
 /*
  * Take the write bit from the PTE at @ptep (under its PTE lock), if it is
  * writable and maps a small exclusive anonymous page nobody else tracks
  * writes of, keeping it dirty, and add it to @tlb's flush range. @tlb
  * flushes what it gathered before the walk is done, and is counted where
- * migrations look until then.
+ * migrations look until then. @scan: the NUMA scan, which invalidates
+ * secondary MMUs around its changes and pauses where pages come back.
  */
 static void migrc_cold_wrprotect(struct mmu_gather *tlb,
 				 struct vm_area_struct *vma, unsigned long addr,
-				 pte_t *ptep, int nr, bool notified)
+				 pte_t *ptep, int nr, bool scan)
 {
 	pte_t old = ptep_get(ptep);
 	enum migrc_event refused;
@@ -115,9 +211,13 @@ static void migrc_cold_wrprotect(struct mmu_gather *tlb,
 	page = vm_normal_page(vma, addr, old);
 	if (!page)
 		return;
-	refused = migrc_cold_refusal(vma, page, nr, notified);
+	refused = migrc_cold_refusal(vma, page, nr, scan);
 	if (refused != MIGRC_COLD_OK) {
 		migrc_stat_add(refused, nr);
+		return;
+	}
+	if (scan && migrc_cold_paused(vma)) {
+		migrc_stat_add(MIGRC_EV_COLD_SKIPPED_REUSED, nr);
 		return;
 	}
 	old = ptep_modify_prot_start(vma, addr, ptep);
@@ -126,6 +226,8 @@ static void migrc_cold_wrprotect(struct mmu_gather *tlb,
 	if (!migrc_broken(MIGRC_BREAK_COLD))
 		tlb_flush_pte_range(tlb, addr, PAGE_SIZE);
 	migrc_stat_add(MIGRC_EV_COLD_WRPROTECTED, 1);
+	if (scan)
+		migrc_cold_took(vma);
 }
 
 /**
@@ -138,9 +240,10 @@ static void migrc_cold_wrprotect(struct mmu_gather *tlb,
  * @nr: how many PTEs from @ptep on map @folio
  *
  * The PTE was not accessed since reclaim last aged it. If @folio is also
- * a reclaim candidate (on the inactive list) that demotion may move, take
- * the write bit, so that its demotion defers. change_protection()
- * invalidates secondary MMUs around the scan.
+ * a reclaim candidate (on the inactive list) that demotion may move, and
+ * @vma's pages did not come back through write faults lately, take the
+ * write bit, so that its demotion defers. change_protection() invalidates
+ * secondary MMUs around the scan.
  */
 void migrc_scan_cold(struct mmu_gather *tlb, struct vm_area_struct *vma,
 		     unsigned long addr, pte_t *ptep, struct folio *folio,

@@ -619,6 +619,26 @@ void migrc_scan_cold(struct mmu_gather *tlb, struct vm_area_struct *vma,
 void migrc_madvise_cold_page(struct mmu_gather *tlb,
 			     struct vm_area_struct *vma, unsigned long addr,
 			     pte_t *ptep, struct folio *folio, int nr);
+#ifdef CONFIG_NUMA_BALANCING
+void migrc_cold_scan_begin(struct vm_area_struct *vma);
+void migrc_cold_count_reuse(struct vm_area_struct *vma);
+#else
+static inline void migrc_cold_count_reuse(struct vm_area_struct *vma) { }
+#endif
+
+/**
+ * migrc_write_reused - a write fault makes an exclusive anonymous page
+ *                      writable again in place
+ * @vma: the faulting VMA, its lock or mmap_lock held
+ *
+ * The NUMA scan may have taken that write bit: it judges each VMA by how
+ * many come back this way (migrc_cold_scan_begin()).
+ */
+static inline void migrc_write_reused(struct vm_area_struct *vma)
+{
+	if (migrc_enabled())
+		migrc_cold_count_reuse(vma);
+}
 
 /**
  * migrc_numa_scan_skip - a NUMA hinting scan leaves a present PTE as it is
@@ -739,6 +759,7 @@ static inline void migrc_madvise_cold(struct mmu_gather *tlb,
 				      unsigned long addr, pte_t *ptep,
 				      pte_t pte, struct folio *folio,
 				      int nr) { }
+static inline void migrc_write_reused(struct vm_area_struct *vma) { }
 
 #endif /* CONFIG_MIGRC */
 

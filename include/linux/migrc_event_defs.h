@@ -68,6 +68,7 @@ MIGRC_EVENT(NUMA_FAULT_WAIT_TIMEOUT, "numa_fault_wait_timeout", NONE) /* faults 
 /* Cold writable anonymous pages (mm/migrc_cold.c). */
 MIGRC_EVENT(COLD_WRPROTECTED, "cold_wrprotected", NONE)		/* PTEs */
 MIGRC_EVENT(COLD_SKIPPED_ACTIVE, "cold_skipped_active", NONE)	/* PTEs */
+MIGRC_EVENT(COLD_SKIPPED_REUSED, "cold_skipped_reused", NONE)	/* PTEs */
 MIGRC_EVENT(COLD_REFUSED_SHARED, "cold_refused_shared", NONE)	/* PTEs */
 MIGRC_EVENT(COLD_REFUSED_PINNED, "cold_refused_pinned", NONE)	/* PTEs */
 MIGRC_EVENT(COLD_REFUSED_TRACKED, "cold_refused_tracked", NONE)	/* PTEs */

@@ -265,7 +265,8 @@ enum { C_DEFERRED, C_SENT, C_WRITE, C_RANGE, C_BUSY, C_DEBUG, C_DECLINED,
 	C_DECLINED_ARCH, C_NESTED, C_DEMOTED, C_REFUSED_PENDING, C_NUMA_PTES,
 	C_UNPUBLISHED, C_DEFERRED_FILE, C_DEFERRED_SHMEM, C_FORCED_FILE,
 	C_FORCED_FILE_RACE, C_REFUSED_FILE_WRITER, C_REFUSED_FILE_FS,
-	C_COLD_WP, C_NUMA_WAITED, C_NUMA_TIMEOUT, C_PROMOTED, NCOUNTERS };
+	C_COLD_WP, C_NUMA_WAITED, C_NUMA_TIMEOUT, C_PROMOTED, C_COLD_PAUSED,
+	NCOUNTERS };
 static const char * const counter_names[NCOUNTERS] = {
 	"migrc_pages_deferred", "migrc_flushes_sent", "migrc_forced_write",
 	"migrc_forced_range", "migrc_forced_src_busy", "migrc_debug_stale",
@@ -276,6 +277,7 @@ static const char * const counter_names[NCOUNTERS] = {
 	"migrc_refused_file_writer", "migrc_refused_file_fs",
 	"migrc_cold_wrprotected", "migrc_numa_fault_waited",
 	"migrc_numa_fault_wait_timeout", "pgpromote_success",
+	"migrc_cold_skipped_reused",
 };
 
 /* Read @path into @buf (NUL-terminated; empty if it cannot be read). */
@@ -3077,6 +3079,16 @@ static const char *cold_unsupported(FIXTURE_DATA(migrc) *self, int idle)
 	return NULL;
 }
 
+/* As cold_unsupported(), for the tests of the NUMA scan: then it is often. */
+static const char *cold_scan_unsupported(FIXTURE_DATA(migrc) *self, int idle)
+{
+	const char *why = cold_unsupported(self, idle);
+
+	if (!why && !numa_scan_often(self))
+		why = "no " NUMA_SCAN_DIR " (NUMA balancing)";
+	return why;
+}
+
 /*
  * The range of the cold tests, written once, its first COLD_HOT pages
  * zeroed for the writers, on node 0; NULL if it cannot be made.
@@ -3262,12 +3274,10 @@ TEST_F_TIMEOUT(migrc, cold_scan, 300)
 	char *mem, *sync, aid[160];
 	const char *why;
 
-	why = cold_unsupported(self, idle);
+	why = cold_scan_unsupported(self, idle);
 	if (why)
 		SKIP(return, "%s", why);
 	ASSERT_GE(pagemap, 0);
-	if (!numa_scan_often(self))
-		SKIP(return, "no " NUMA_SCAN_DIR " (NUMA balancing)");
 	mem = cold_range(r);
 	sync = map_anon(r->psize);
 	ASSERT_NE(mem, NULL);
@@ -3315,6 +3325,89 @@ TEST_F_TIMEOUT(migrc, cold_scan, 300)
 	finish(_metadata, self, moved, true);
 	munmap(mem, len);
 	munmap(sync, r->psize);
+	close(pagemap);
+	close(idle);
+}
+
+#define PAUSE_PAGES	512	/* twice what the scan takes before it judges */
+#define PAUSE_ROUNDS	8
+#define PAUSE_SECONDS	200	/* for all rounds: within the test's timeout */
+
+/*
+ * 17c. A VMA whose pages come back through write faults after the NUMA
+ * scan took their write bits (migrc_cold_scan_begin()). Each round ages a
+ * range on node 0 that nobody touches meanwhile (page_idle), so that the
+ * scan in tiering mode finds old writable PTEs of inactive pages and takes
+ * their write bits; then CPU 0 writes every page, and each write faults and
+ * reuses the page; then the range moves to node 1 and back. Once the scan
+ * has taken 256 bits there and at least half came back, it must pause in
+ * the VMA: a later round finds it leaving the PTEs writable
+ * (migrc_cold_skipped_reused). Every page must hold every round's write.
+ * Without MIGRC one round checks the data.
+ */
+TEST_F_TIMEOUT(migrc, cold_scan_pause, 300)
+{
+	struct region *r = &self->r;
+	size_t len = PAUSE_PAGES * r->psize;
+	int idle = open(PAGE_IDLE, O_RDWR);
+	int pagemap = open("/proc/self/pagemap", O_RDONLY);
+	long c0[NCOUNTERS], c[NCOUNTERS], taken = 0, paused = 0;
+	long moved = 0, aged = 0, wrong = 0;
+	int round, rounds = have_migrc() ? PAUSE_ROUNDS : 1;
+	double end = seconds() + PAUSE_SECONDS;
+	const char *why;
+	char *mem;
+
+	why = cold_scan_unsupported(self, idle);
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_GE(pagemap, 0);
+	mem = map_anon(len);
+	ASSERT_NE(mem, MAP_FAILED);
+	memset(mem, 0, len);
+	ASSERT_EQ(move_range(r, mem, PAUSE_PAGES, 0), PAUSE_PAGES);
+	/* Memory tiering mode: the scan leaves node 0's pages alone. */
+	ASSERT_TRUE(write_long(NUMA_BALANCING, 2));
+	for (round = 0; round < rounds && !paused && seconds() < end;
+	     round++) {
+		/* The migrated pages wait in CPU 0's LRU cache: drain it. */
+		EXPECT_EQ(madvise(mem, len, MADV_WILLNEED), 0);
+		counters(c0);
+		aged += age_pages(idle, pagemap, mem, PAUSE_PAGES, r->psize);
+		/* Until the scan takes bits or leaves them. */
+		do {
+			usleep(1000);
+			counters(c);
+		} while (have_migrc() && c[C_COLD_WP] == c0[C_COLD_WP] &&
+			 c[C_COLD_PAUSED] == c0[C_COLD_PAUSED] &&
+			 seconds() < end);
+		usleep(100000);
+		counters(c);
+		taken += c[C_COLD_WP] - c0[C_COLD_WP];
+		paused = c[C_COLD_PAUSED] - c0[C_COLD_PAUSED];
+		ksft_print_msg("round %d: the scan took %ld write bits, a pause left %ld\n",
+			       round, c[C_COLD_WP] - c0[C_COLD_WP], paused);
+		for (size_t p = 0; p < PAUSE_PAGES; p++)
+			((volatile uint64_t *)(mem + p * r->psize))[0]++;
+		moved += move_range(r, mem, PAUSE_PAGES, 1);
+		moved += move_range(r, mem, PAUSE_PAGES, 0);
+	}
+	EXPECT_TRUE(write_long(NUMA_BALANCING, 0));
+	for (size_t p = 0; p < PAUSE_PAGES; p++)
+		wrong += ((uint64_t *)(mem + p * r->psize))[0] !=
+			 (uint64_t)round;
+	ksft_print_msg("%ld write bits taken in %d rounds, %ld pages wrong\n",
+		       taken, round, wrong);
+	EXPECT_EQ(wrong, 0);
+	EXPECT_EQ(aged, round);
+	EXPECT_EQ(moved, 2L * round * PAUSE_PAGES);
+	if (have_migrc()) {
+		/* The scan took bits first: the pause is its judgement. */
+		EXPECT_GE(taken, PAUSE_PAGES / 2);
+		EXPECT_GT(paused, 0);
+	}
+	finish(_metadata, self, moved, false);
+	munmap(mem, len);
 	close(pagemap);
 	close(idle);
 }
