@@ -112,6 +112,15 @@ static enum migrc_event migrc_cold_refusal(struct vm_area_struct *vma,
 #define MIGRC_COLD_SAMPLE	256
 #define MIGRC_COLD_PAUSE_MAX	6U
 
+/* Whether the scan leaves the writable PTEs of @vma alone for now. */
+static bool migrc_cold_paused(struct vm_area_struct *vma)
+{
+	struct vma_numab_state *ns = vma->numab_state;
+
+	return ns && READ_ONCE(ns->migrc_cold_pause) &&
+	       time_before(jiffies, READ_ONCE(ns->migrc_cold_resume));
+}
+
 /**
  * migrc_cold_scan_begin - judge the cold write protection of a VMA
  * @vma: the VMA a NUMA hinting scan is about to change, mmap_lock held
@@ -132,7 +141,7 @@ void migrc_cold_scan_begin(struct vm_area_struct *vma)
 	unsigned int pause = READ_ONCE(ns->migrc_cold_pause);
 	int taken, reused;
 
-	if (pause && time_before(jiffies, READ_ONCE(ns->migrc_cold_resume)))
+	if (migrc_cold_paused(vma))
 		return;
 	taken = atomic_read(&ns->migrc_cold_taken);
 	if (taken < MIGRC_COLD_SAMPLE)
@@ -165,15 +174,6 @@ void migrc_cold_count_reuse(struct vm_area_struct *vma)
 
 	if (ns && atomic_read(&ns->migrc_cold_taken))
 		atomic_inc(&ns->migrc_cold_reused);
-}
-
-/* Whether the scan leaves the writable PTEs of @vma alone for now. */
-static bool migrc_cold_paused(struct vm_area_struct *vma)
-{
-	struct vma_numab_state *ns = vma->numab_state;
-
-	return ns && READ_ONCE(ns->migrc_cold_pause) &&
-	       time_before(jiffies, READ_ONCE(ns->migrc_cold_resume));
 }
 
 static void migrc_cold_took(struct vm_area_struct *vma)
