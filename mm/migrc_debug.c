@@ -50,6 +50,7 @@
 #include <linux/crc32.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/folio_batch.h>
 #include <linux/highmem.h>
 #include <linux/kasan.h>
 #include <linux/leafops.h>
@@ -57,6 +58,7 @@
 #include <linux/mm.h>
 #include <linux/page_ext.h>
 #include <linux/page_table_check.h>
+#include <linux/pagemap.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/rcupdate.h>
@@ -182,6 +184,7 @@ enum migrc_debug_what {
 	MIGRC_DEBUG_BATCHED,
 	MIGRC_DEBUG_WRITTEN,
 	MIGRC_DEBUG_FILE_CHANGE,
+	MIGRC_DEBUG_FILE_WRITER,
 };
 
 static const char * const migrc_debug_text[] = {
@@ -191,6 +194,7 @@ static const char * const migrc_debug_text[] = {
 	[MIGRC_DEBUG_BATCHED] = "was unmapped and its mm changed",
 	[MIGRC_DEBUG_WRITTEN] = "was written after its migration copied it",
 	[MIGRC_DEBUG_FILE_CHANGE] = "changes in the page cache (a copy of its data)",
+	[MIGRC_DEBUG_FILE_WRITER] = "gets a writer in the page cache (a copy of its data)",
 };
 
 /*
@@ -352,6 +356,18 @@ void migrc_debug_leave(struct page *page, unsigned int order)
 }
 
 /*
+ * A page-cache folio got a copy whose CPUs may read an older one: its
+ * mapping remembers the newest stamp, so that a new writer looks.
+ * Called while the migration holds the folio locked: its mapping stays.
+ */
+static void migrc_debug_copied(struct folio *folio, u64 stamp)
+{
+	if (!folio_test_anon(folio) && folio->mapping)
+		migrc_shadow_advance(&folio->mapping->migrc_debug_copied,
+				     stamp);
+}
+
+/*
  * @dst holds the data of @src, copied by a migration. Until the CPUs that
  * may still read the source are clean, the copy must not change: they
  * would read the old data after the new data was written. The copy
@@ -392,6 +408,8 @@ static void migrc_debug_copy(struct page *src, struct page *dst)
 		/* Pairs with migrc_debug_write(): the CPUs come first. */
 		smp_store_release(&md->copy_stamp, stamp);
 		page_ext_put(d);
+		if (cpus)
+			migrc_debug_copied(page_folio(dst), stamp);
 	}
 	if (s)
 		page_ext_put(s);
@@ -449,24 +467,43 @@ void migrc_debug_discard(struct page *page, unsigned int order)
 	rcu_read_unlock();
 }
 
-/* The data of @page may change: no CPU may still read an older copy. */
-static void migrc_debug_check_copy(struct page *page,
+/*
+ * The data of @page may change: no CPU may still read an older copy.
+ * Return whether a CPU of the copy is still behind its stamp (stale or
+ * not: a lazy one may use the mm again).
+ */
+static bool migrc_debug_check_copy(struct page *page,
 				   enum migrc_debug_what what)
 {
 	struct page_ext *ext = page_ext_get(page);
 	struct migrc_mark *m;
+	unsigned long cpus;
 	u64 stamp;
 	int cpu;
 
 	if (!ext)
-		return;
+		return false;
 	m = migrc_mark_of(ext);
 	/* Pairs with migrc_debug_copy(): its CPUs are visible. */
 	stamp = smp_load_acquire(&m->copy_stamp);
-	cpu = migrc_mark_stale_cpu(stamp, READ_ONCE(m->copy_cpus));
+	cpus = READ_ONCE(m->copy_cpus);
+	cpu = migrc_mark_stale_cpu(stamp, cpus);
 	if (cpu >= 0)
 		migrc_debug_report(what, page_to_pfn(page), stamp, cpu);
 	page_ext_put(ext);
+	return migrc_mark_behind(stamp, cpus);
+}
+
+/* The same for every page of @folio. */
+static bool migrc_debug_check_folio(struct folio *folio,
+				    enum migrc_debug_what what)
+{
+	long i, nr = folio_nr_pages(folio);
+	bool behind = false;
+
+	for (i = 0; i < nr; i++)
+		behind |= migrc_debug_check_copy(folio_page(folio, i), what);
+	return behind;
 }
 
 /**
@@ -498,11 +535,41 @@ void migrc_debug_write(struct page *page, unsigned long nr)
  */
 void migrc_debug_file_change(struct folio *folio)
 {
-	long i, nr = folio_nr_pages(folio);
+	migrc_debug_check_folio(folio, MIGRC_DEBUG_FILE_CHANGE);
+}
 
-	for (i = 0; i < nr; i++)
-		migrc_debug_check_copy(folio_page(folio, i),
-				       MIGRC_DEBUG_FILE_CHANGE);
+/**
+ * migrc_debug_file_writer - a writer got access to a mapping
+ * @mapping: the page cache the writer may now change
+ *
+ * From migrc_file_new_writer(), after the flush mm/migrc_file.c owes the
+ * writer: no CPU may still read an older copy of a folio of @mapping, or
+ * it would read the old data once the writer wrote. The write itself is
+ * checked too (migrc_debug_file_change(), migrc_debug_write()), but a
+ * flush that comes in between for any other reason hides a missed one
+ * there. The page cache is walked only while a copy the shadow saw enter
+ * it may have a CPU behind; once none has, the mapping forgets it.
+ */
+void migrc_debug_file_writer(struct address_space *mapping)
+{
+	u64 copied = atomic64_read(&mapping->migrc_debug_copied);
+	struct folio_batch fbatch;
+	bool behind = false;
+	pgoff_t index = 0;
+	unsigned int i;
+
+	if (!copied)
+		return;
+	folio_batch_init(&fbatch);
+	while (filemap_get_folios(mapping, &index, ULONG_MAX, &fbatch)) {
+		for (i = 0; i < folio_batch_count(&fbatch); i++)
+			behind |= migrc_debug_check_folio(fbatch.folios[i],
+							  MIGRC_DEBUG_FILE_WRITER);
+		folio_batch_release(&fbatch);
+	}
+	/* Unless a newer copy came in meanwhile: it is for the next writer. */
+	if (!behind)
+		atomic64_cmpxchg(&mapping->migrc_debug_copied, copied, 0);
 }
 
 struct migrc_mm_check {

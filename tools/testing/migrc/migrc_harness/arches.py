@@ -53,8 +53,6 @@ class Arch:
     host_userspace: bool
     # Every static check of 'make lint' (else clippy and compile_fail).
     full_lint: bool
-    # 'make test' also boots the tree with CONFIG_MIGRC=n.
-    nomigrc_run: bool
     # What 'make test' installs on the host first, beyond 'make setup'.
     host_setup: Callable[[], None] | None = None
 
@@ -87,7 +85,7 @@ ARCHES = {
         # that range now and then.
         test_append="nokaslr hugepagesz=1G hugepages=1:1",
         test_nodes=TEST_NODES, test_timeout=3000, host_userspace=True,
-        full_lint=True, nomigrc_run=True),
+        full_lint=True),
     "arm64": Arch(
         name="arm64", image="arch/arm64/boot/Image",
         # cortex-a57: no SVE/MTE/PAC to emulate, so TCG runs faster than
@@ -98,6 +96,6 @@ ARCHES = {
         guest_cc="aarch64-linux-gnu-gcc", hmat=False, plan=ARM64_PLAN,
         test_append="", test_nodes=NODES,
         test_timeout=4800,      # TCG emulates arm64 more slowly
-        host_userspace=False, full_lint=False, nomigrc_run=False,
+        host_userspace=False, full_lint=False,
         host_setup=hostsetup.setup_arm64),
 }

@@ -33,8 +33,8 @@ UPSTREAM_SELFTESTS: dict[str, list[str]] = {
                       "cow": [], "mkdirty": [], "gup_test": [],
                       "ksm_functional_tests": [],
                       "uffd-unit-tests": ["uffd-common.c"]}
-# The patched tree with CONFIG_MIGRC=n must behave as vanilla: after the
-# main run, 'make test' builds it and runs these stages.
+# The patched tree with CONFIG_MIGRC=n must behave as vanilla: 'make test
+# VARIANT=nomigrc' builds it and runs these stages.
 NOMIGRC_PLAN = ["topology", "migrc-absent", "migrc-safety", "demotion",
                 "mm-migration"]
 # Stages that test MIGRC itself: not run on a vanilla kernel.
@@ -239,11 +239,16 @@ def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
             tally.add(verdict, f"stage {stage}: {verdict} (rc={rc})",
                       name=f"stage {stage}")
         # The kselftest's own cases, as run_kselftest.sh shows them.
+        failing = []
         for m in filter(None, map(KSFT_CASE.match, out)):
             tally.add("skip" if m.group(3) else
                       "pass" if m.group(1) == "ok" else "fail",
                       f"{stage}: {m.group(2)}{m.group(3) or ''}",
                       name=f"stage {stage}: {m.group(2)}")
+            if m.group(1) != "ok":
+                failing.append(m.group(2))
+        if failing:
+            log(f"stage {stage}: failing cases: {', '.join(failing)}")
         shown = out if verdict != "pass" else \
             [l for l in out if l.startswith(("#", "ok", "not ok", "  "))
              or "ok" in l][-12:]
@@ -306,11 +311,7 @@ def test(probe: str | None = None, timeout: int | None = None,
     try:
         run_one(build, tally, probe, timeout, stages)
         if full and arch == "x86_64":
-            kunit_verdicts(tally)
-        if full and ARCHES[arch].nomigrc_run:
-            log("the same tree with CONFIG_MIGRC=n must behave as vanilla")
-            run_one(kbuild.Build(flavor, "nomigrc"), tally, None, timeout,
-                    NOMIGRC_PLAN, lint_too=False)
+            kunit_verdicts(tally, kernel=build)
     except HarnessError as e:
         tally.add("fail", f"the harness stopped: {str(e).splitlines()[0]}",
                   name="harness")
@@ -320,12 +321,25 @@ def test(probe: str | None = None, timeout: int | None = None,
     return summarize(tally)
 
 
-def kunit_verdicts(tally: Tally, suite: str | None = None) -> None:
-    """MIGRC's Rust KUnit suites through kunit.py, into tally."""
-    log("MIGRC's KUnit suites with the kernel's kunit.py "
-        "(its own build: build/kunit)")
+def kunit_verdicts(tally: Tally, suite: str | None = None,
+                   kernel: kbuild.Build | None = None) -> None:
+    """MIGRC's Rust KUnit suites through kunit.py, into tally: kunit.py's
+    own kernel, or kernel, built already (its .kunitconfig checked by
+    kunit.py config first)."""
     tally.prefix = "kunit.py: "
-    rc, found = kunit.kunit(suite)
+    if kernel is None:
+        log("MIGRC's KUnit suites with the kernel's kunit.py "
+            "(its own build: build/kunit)")
+    else:
+        log("the .kunitconfig with kunit.py config, then MIGRC's KUnit "
+            f"suites with kunit.py exec on {kernel.name}")
+        rc, lines = kunit.config()
+        tally.add("fail" if rc else "pass",
+                  f"kunit.py config: exit {rc}", name="config")
+        if rc:
+            print("\n".join(f"    {l}" for l in lines))
+        suite = suite or "rust_migrc*"
+    rc, found = kunit.kunit(suite, None if kernel is None else kernel.out)
     for name, status in found:
         verdict = {"PASS": "pass", "SKIP": "skip"}.get(status, "fail")
         tally.add(verdict, f"kunit.py: {name}: {status}", name=name)
@@ -347,19 +361,20 @@ def migrc_event_names(src: StrPath) -> tuple[list[str], list[str]]:
 
 
 def run_one(build: kbuild.Build, tally: Tally, probe: str | None,
-            timeout: int | None, stages: list[str] | None,
-            lint_too: bool = True) -> None:
+            timeout: int | None, stages: list[str] | None) -> None:
     """Build one kernel, boot it with a plan, add the verdicts to tally."""
     variant = build.variant
     tally.prefix = f"{build.name}: "
     kernel = build.build()
     # The static checks belong to the full plan of the MIGRC kernel
     # ('make lint' runs them alone); on arm64, clippy's record only.
-    if lint_too and not probe and stages is None and variant == "migrc":
+    if not probe and stages is None and variant == "migrc":
         lint.run_all(build, tally)
     initrd = test_initramfs(build)
     arch = ARCHES[build.arch]
     plan = list(arch.plan) if stages is None else list(stages)
+    if variant == "nomigrc" and stages is None:
+        plan = list(NOMIGRC_PLAN)
     if variant != "migrc":
         plan = [p for p in plan if p not in MIGRC_ONLY]
     if probe:

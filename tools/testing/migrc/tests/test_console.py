@@ -6,9 +6,10 @@ import contextlib
 import io
 import json
 import unittest
+from pathlib import Path
 from typing import Any, cast
 
-from migrc_harness import kunit, runner, vm
+from migrc_harness import kbuild, kunit, runner, vm
 
 # A boot as the guest's /init prints it (guest/init), with kernel
 # timestamps and serial line ends.
@@ -198,6 +199,21 @@ class KunitJson(unittest.TestCase):
         self.assertEqual(kunit.cases(doc),
                          [("rust_migrc_gen.wraps", "PASS"),
                           ("rust_migrc_gen.retires", "FAIL")])
+
+    def test_make_test_runs_the_suites_on_its_own_kernel(self):
+        """exec boots the given build with the filter; config builds
+        and boots nothing; run builds kunit.py's own kernel."""
+        ex = kunit.command("exec", "rust_migrc*", Path("/k/x86_64-test"))
+        self.assertEqual(ex[1], "exec")
+        self.assertIn("--build_dir=/k/x86_64-test", ex)
+        self.assertEqual(ex[-1], "rust_migrc*")
+        self.assertNotIn(f"--jobs={kbuild.jobs()}", ex)
+        conf = kunit.command("config")
+        self.assertEqual(conf[1], "config")
+        self.assertIn(f"--build_dir={kunit.BUILD_DIR}", conf)
+        self.assertFalse([a for a in conf if a.startswith(("--json",
+                                                           "--qemu"))])
+        self.assertIn(f"--jobs={kbuild.jobs()}", kunit.command("run"))
 
 
 if __name__ == "__main__":
