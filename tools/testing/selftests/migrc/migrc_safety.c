@@ -2042,6 +2042,20 @@ static void file_writer_loop(struct region *r, pid_t parent, int cmd, int ack)
 }
 
 /*
+ * Page 0 of @r to the other node and back, alone: a deferral made just
+ * before a writer comes. A reader's CPU catches up with a deferred flush
+ * whenever it switches tasks; during a migration of the whole region on a
+ * slow host every one of them may, and the copies would be clean before
+ * the writer opens the file, whether it flushes for them or not.
+ */
+static long bounce_first_page(struct region *r)
+{
+	long moved = move_range(r, r->mem, 1, !r->node);
+
+	return moved + move_range(r, r->mem, 1, r->node);
+}
+
+/*
  * Another process opens the file for writing after the migrations and
  * writes all of it. It is forked before them: neither its fork nor its
  * faults flush this mm. The readers keep a few pages hot, so that their
@@ -2067,6 +2081,7 @@ static void file_writer(struct __test_metadata *_metadata,
 	counters(c0);
 	for (int round = 0; round < 4; round++)
 		migrated += migrate(r);
+	migrated += bounce_first_page(r);
 	declare(r, NEWDATA);
 	helper_do(&h, kind);
 	publish(r);
