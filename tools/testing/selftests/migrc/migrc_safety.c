@@ -1677,7 +1677,13 @@ static void *change_in_window(void *arg)
 	char *at = r->mem + w->lo * r->psize;
 	off_t off = w->lo * r->psize;
 
-	pin(1);
+	/*
+	 * CPU 0, which migrates: it sleeps in the window (publish_hold), so
+	 * this thread acts as soon as it sees the batch unmapped, rather
+	 * than sharing a CPU with a reader (a 2-core host under TCG took
+	 * the whole window there).
+	 */
+	pin(0);
 	while (!w->go)
 		sched_yield();
 	while (!w->done && !w->hit)
