@@ -199,9 +199,10 @@ for pair in $knob_tests; do
 	knob_set "$(echo "$rule" | tr + ' ')" || fail "the kernel refuses rule '$rule'"
 	# A missed flush shows only if a reader reads before its stale entry
 	# goes (a CPU that switches to another task and back catches up with
-	# its mm): up to five tries, until both the test and the shadow see it.
+	# its mm; on a slow host, sooner): up to eight tries, until both the
+	# test and the shadow see it.
 	caught=0
-	for try in 1 2 3 4 5; do
+	for try in 1 2 3 4 5 6 7 8; do
 		"$safety" -t "$t" > "$tmp/broken.log" 2>&1
 		rc=$?
 		[ $rc -eq 1 ] && caught=1
