@@ -224,7 +224,10 @@ def _touched_c(build: Build) -> list[str]:
     return [u for u in units if (build.out / (u[:-2] + ".o")).exists()]
 
 
-WARN = re.compile(r"^(?:.*?/)?((?:arch|mm|include|rust|kernel|lib)/\S+?):"
+# Every top-level directory the series changes C files in (fs/ext4,
+# drivers/iommu/iommufd, ...), and the headers they include.
+WARN = re.compile(r"^(?:.*?/)?((?:arch|block|drivers|fs|include|init|ipc|"
+                  r"kernel|lib|mm|net|rust|security|virt)/\S+?):"
                   r"\d+:(?:\d+:)? (warning|error): (.*)$")
 
 
