@@ -360,7 +360,7 @@ void migrc_debug_leave(struct page *page, unsigned int order)
  * mapping remembers the newest stamp, so that a new writer looks.
  * Called while the migration holds the folio locked: its mapping stays.
  */
-static void migrc_debug_copied(struct folio *folio, u64 stamp)
+static void migrc_debug_mapping_copied(struct folio *folio, u64 stamp)
 {
 	if (!folio_test_anon(folio) && folio->mapping)
 		migrc_shadow_advance(&folio->mapping->migrc_debug_copied,
@@ -409,7 +409,7 @@ static void migrc_debug_copy(struct page *src, struct page *dst)
 		smp_store_release(&md->copy_stamp, stamp);
 		page_ext_put(d);
 		if (cpus)
-			migrc_debug_copied(page_folio(dst), stamp);
+			migrc_debug_mapping_copied(page_folio(dst), stamp);
 	}
 	if (s)
 		page_ext_put(s);
