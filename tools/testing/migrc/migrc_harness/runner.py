@@ -203,6 +203,9 @@ class Tally:
 def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
           tally: Tally, require_kunit: bool = True) -> None:
     """Turn one guest run into test results in tally."""
+    if guest.poweroff_stuck:
+        log(f"note: the guest finished its plan but did not power off "
+            f"within {vm.POWEROFF_GRACE}s; QEMU was stopped")
     if guest.rebooted:
         log("note: the first boot stalled before userspace and was "
             "repeated (its console: console-*.log.stalled)")

@@ -154,6 +154,7 @@ class GuestRun:
     stalled: bool = False   # silent before userspace: killed early
     rebooted: bool = False  # this is the second boot, after a stall
     silent: bool = False    # killed: nothing printed for STAGE_SILENCE
+    poweroff_stuck: bool = False  # killed POWEROFF_GRACE after "done"
     exit_code: int = 0
     seconds: float = 0.0
 
@@ -187,6 +188,10 @@ BOOT_SILENCE = 240
 # than its own 300 s limit. The timeout of a whole boot is then generous
 # (a busy host slows TCG), while a hang still ends the boot early.
 STAGE_SILENCE = 600
+# Once the guest says "done", its plan is complete: what is left is sync
+# and poweroff, which a busy host may slow but which decide nothing. The
+# boot's timeout no longer applies; after this long QEMU is stopped.
+POWEROFF_GRACE = 120
 
 
 def boot(kernel: StrPath, initrd: StrPath, plan: list[str], timeout: int,
@@ -246,10 +251,18 @@ def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
         sel.register(console, selectors.EVENT_READ)
         buf = b""
         heard = t0
+        done_at = 0.0
         while True:
             now = time.monotonic()
             left = timeout - (now - t0)
-            if left <= 0:
+            if r.done:
+                done_at = done_at or now
+                left = POWEROFF_GRACE - (now - done_at)
+                if left <= 0:
+                    r.poweroff_stuck = True
+                    p.kill()
+                    break
+            elif left <= 0:
                 r.timed_out = True
                 p.kill()
                 break
@@ -257,7 +270,8 @@ def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
                 r.stalled = r.timed_out = True
                 p.kill()
                 break
-            if r.init_line >= 0 and hang and now - heard > hang:
+            if (r.init_line >= 0 and not r.done and hang
+                    and now - heard > hang):
                 r.silent = r.timed_out = True
                 p.kill()
                 break
@@ -277,7 +291,10 @@ def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
                 _take(r, line, echo)
         if buf:
             _take(r, buf.decode("utf-8", "replace"), echo)
-        r.exit_code = p.wait()
+        status = p.wait()
+        console.close()
+        # Killed after its plan: QEMU's status says only that.
+        r.exit_code = 0 if r.poweroff_stuck else status
     r.seconds = time.monotonic() - t0
     return r
 

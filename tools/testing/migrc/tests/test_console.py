@@ -5,6 +5,7 @@ the judge draws from a boot (migrc_harness.runner.judge)."""
 import contextlib
 import io
 import json
+import tempfile
 import unittest
 from pathlib import Path
 from typing import Any, cast
@@ -218,3 +219,35 @@ class KunitJson(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PowerOff(unittest.TestCase):
+    """A guest that finished its plan but hangs in poweroff (CI, stop 45:
+    "done" came seconds before the boot's timeout) is not a timeout."""
+
+    def boot(self, script, timeout):
+        saved = vm.qemu_args, vm.POWEROFF_GRACE
+        vm.qemu_args = lambda *a, **k: ["sh", "-c", script]
+        vm.POWEROFF_GRACE = 1
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    tempfile.TemporaryDirectory() as d:
+                return vm.boot("k", "i", ["migrc-core"], timeout,
+                               Path(d) / "console.log")
+        finally:
+            vm.qemu_args, vm.POWEROFF_GRACE = saved
+
+    def test_done_then_stuck_poweroff_passes(self):
+        r = self.boot("echo 'migrc-guest: init x'; echo 'migrc-guest: begin "
+                      "migrc-core'; echo 'migrc-guest: end migrc-core pass "
+                      "rc=0'; echo 'migrc-guest: done'; exec sleep 60", 3)
+        self.assertTrue(r.done and r.poweroff_stuck)
+        self.assertFalse(r.timed_out)
+        self.assertLess(r.seconds, 10)
+        self.assertEqual(judged(r, ["migrc-core"]).failed, 0)
+
+    def test_unfinished_plan_still_times_out(self):
+        r = self.boot("echo 'migrc-guest: init x'; echo 'migrc-guest: begin "
+                      "migrc-core'; exec sleep 60", 2)
+        self.assertTrue(r.timed_out)
+        self.assertGreater(judged(r, ["migrc-core"]).failed, 0)
