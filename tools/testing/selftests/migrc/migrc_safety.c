@@ -100,7 +100,7 @@ struct region {
 	int last;			/* a writer may be writing value(last) */
 	volatile uint64_t value[MAX_PHASE + 1];	/* value[0] unused: seed */
 	volatile size_t scan_lo, scan_hi;	/* the pages readers check */
-	volatile int hold;		/* readers: touch nothing for now */
+	int hold;			/* readers: touch nothing for now */
 	int idle;			/* readers holding, or not running */
 	size_t word_lo;			/* from this word of each page on */
 	int move_flags;			/* move_pages(): 0 is MPOL_MF_MOVE */
@@ -181,6 +181,12 @@ static void odd_word(struct reader *rd, size_t p, size_t i, uint64_t v, int k)
 			rd->cpu, p, i, (unsigned long long)v, k);
 }
 
+/* Whether hold_readers() asks the readers to touch nothing. */
+static bool held(struct region *r)
+{
+	return __atomic_load_n(&r->hold, __ATOMIC_ACQUIRE);
+}
+
 static void *read_loop(void *arg)
 {
 	struct reader *rd = arg;
@@ -194,14 +200,14 @@ static void *read_loop(void *arg)
 		return NULL;
 	}
 	while (!r->stop) {
-		if (r->hold) {
+		if (held(r)) {
 			__atomic_add_fetch(&r->idle, 1, __ATOMIC_RELEASE);
-			while (r->hold && !r->stop)
+			while (held(r) && !r->stop)
 				;
 			__atomic_sub_fetch(&r->idle, 1, __ATOMIC_RELEASE);
 		}
 		for (size_t p = r->scan_lo;
-		     p < r->scan_hi && !r->stop && !r->hold; p++) {
+		     p < r->scan_hi && !r->stop && !held(r); p++) {
 			const volatile uint64_t *w =
 				(const volatile uint64_t *)(r->mem + p * r->psize);
 
@@ -248,14 +254,14 @@ static bool start_readers(struct region *r)
  */
 static void hold_readers(struct region *r)
 {
-	r->hold = 1;
+	__atomic_store_n(&r->hold, 1, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&r->idle, __ATOMIC_ACQUIRE) < r->nreaders)
 		usleep(1000);
 }
 
 static void resume_readers(struct region *r)
 {
-	r->hold = 0;
+	__atomic_store_n(&r->hold, 0, __ATOMIC_RELEASE);
 }
 
 /* The stale words the readers have seen so far. */
