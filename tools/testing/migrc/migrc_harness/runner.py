@@ -203,9 +203,6 @@ class Tally:
 def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
           tally: Tally, require_kunit: bool = True) -> None:
     """Turn one guest run into test results in tally."""
-    if guest.poweroff_stuck:
-        log(f"note: the guest finished its plan but did not power off "
-            f"within {vm.POWEROFF_GRACE}s; QEMU was stopped")
     if guest.rebooted:
         log("note: the first boot stalled before userspace and was "
             "repeated (its console: console-*.log.stalled)")
@@ -263,6 +260,10 @@ def judge(build: kbuild.Build, guest: vm.GuestRun, plan: list[str],
                   + (f" (silent for {vm.STAGE_SILENCE}s)" if guest.silent
                      else ""))
         print("--- last console lines before the timeout ---")
+        print("\n".join(guest.console[-25:]))
+    elif guest.poweroff_stuck:
+        tally.add("fail", f"the guest finished its plan but did not power "
+                  f"off within {vm.POWEROFF_GRACE}s")
         print("\n".join(guest.console[-25:]))
     elif guest.init_line >= 0 and not guest.done:
         tally.add("fail", "guest stopped before finishing its plan")

@@ -154,7 +154,7 @@ class GuestRun:
     stalled: bool = False   # silent before userspace: killed early
     rebooted: bool = False  # this is the second boot, after a stall
     silent: bool = False    # killed: nothing printed for STAGE_SILENCE
-    poweroff_stuck: bool = False  # killed POWEROFF_GRACE after "done"
+    poweroff_stuck: bool = False  # still up POWEROFF_GRACE after "done"
     exit_code: int = 0
     seconds: float = 0.0
 
@@ -188,9 +188,10 @@ BOOT_SILENCE = 240
 # than its own 300 s limit. The timeout of a whole boot is then generous
 # (a busy host slows TCG), while a hang still ends the boot early.
 STAGE_SILENCE = 600
-# Once the guest says "done", its plan is complete: what is left is sync
-# and poweroff, which a busy host may slow but which decide nothing. The
-# boot's timeout no longer applies; after this long QEMU is stopped.
+# Once the guest says "done", its plan is complete and the boot's timeout
+# no longer applies: what is left is sync and poweroff, which take a
+# second. A guest that has not powered off this long later is stuck (a
+# sync that never ends, a CPU that does not stop): stopped, and a failure.
 POWEROFF_GRACE = 120
 
 
@@ -261,6 +262,8 @@ def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
                 if left <= 0:
                     r.poweroff_stuck = True
                     p.kill()
+                    # What it printed before the kill still counts.
+                    buf += console.read()
                     break
             elif left <= 0:
                 r.timed_out = True
@@ -289,8 +292,10 @@ def _boot_once(kernel: StrPath, initrd: StrPath, plan: list[str],
                 line = raw.decode("utf-8", "replace").rstrip("\r")
                 lf.write(line + "\n")
                 _take(r, line, echo)
-        if buf:
-            _take(r, buf.decode("utf-8", "replace"), echo)
+        for raw in buf.split(b"\n") if buf else []:
+            line = raw.decode("utf-8", "replace").rstrip("\r")
+            lf.write(line + "\n")
+            _take(r, line, echo)
         status = p.wait()
         console.close()
         # Killed after its plan: QEMU's status says only that.

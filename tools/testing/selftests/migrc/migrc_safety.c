@@ -181,10 +181,14 @@ static void odd_word(struct reader *rd, size_t p, size_t i, uint64_t v, int k)
 			rd->cpu, p, i, (unsigned long long)v, k);
 }
 
-/* Whether hold_readers() asks the readers to touch nothing. */
+/*
+ * Whether hold_readers() asks the readers to touch nothing. Sequentially
+ * consistent with the count of idle readers: a reader that leaves a hold
+ * and a hold that counts it cannot both miss the other's store.
+ */
 static bool held(struct region *r)
 {
-	return __atomic_load_n(&r->hold, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&r->hold, __ATOMIC_SEQ_CST);
 }
 
 static void *read_loop(void *arg)
@@ -196,15 +200,15 @@ static void *read_loop(void *arg)
 	/* On CPU 0 with the migration it would hunt for nothing. */
 	if (!pin(rd->cpu)) {
 		rd->unpinned = true;
-		__atomic_add_fetch(&r->idle, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&r->idle, 1, __ATOMIC_SEQ_CST);
 		return NULL;
 	}
 	while (!r->stop) {
 		if (held(r)) {
-			__atomic_add_fetch(&r->idle, 1, __ATOMIC_RELEASE);
+			__atomic_add_fetch(&r->idle, 1, __ATOMIC_SEQ_CST);
 			while (held(r) && !r->stop)
 				;
-			__atomic_sub_fetch(&r->idle, 1, __ATOMIC_RELEASE);
+			__atomic_sub_fetch(&r->idle, 1, __ATOMIC_SEQ_CST);
 		}
 		for (size_t p = r->scan_lo;
 		     p < r->scan_hi && !r->stop && !held(r); p++) {
@@ -250,18 +254,22 @@ static bool start_readers(struct region *r)
  * resume_readers(). A reader whose TLB lost an entry faults on a migration
  * entry and sleeps holding the VMA's lock until the migration is done:
  * held, none does, and a change in the middle of a migration gets that
- * lock at once.
+ * lock at once. False if a reader did not stop within 10 s.
  */
-static void hold_readers(struct region *r)
+static bool hold_readers(struct region *r)
 {
-	__atomic_store_n(&r->hold, 1, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&r->idle, __ATOMIC_ACQUIRE) < r->nreaders)
+	__atomic_store_n(&r->hold, 1, __ATOMIC_SEQ_CST);
+	for (int ms = 0; ms < 10000; ms++) {
+		if (__atomic_load_n(&r->idle, __ATOMIC_SEQ_CST) >= r->nreaders)
+			return true;
 		usleep(1000);
+	}
+	return false;
 }
 
 static void resume_readers(struct region *r)
 {
-	__atomic_store_n(&r->hold, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->hold, 0, __ATOMIC_SEQ_CST);
 }
 
 /* The stale words the readers have seen so far. */
@@ -1749,9 +1757,12 @@ static void *change_in_window(void *arg)
 		w->failed = write_in_window(w, at, len);
 	window_remapped = 1;
 	__atomic_store_n(&r->phase, r->last, __ATOMIC_RELEASE);
-	w->changed = 1;
-	/* The readers read in the rest of the window: a stale entry shows. */
+	/*
+	 * The readers read in the rest of the window: a stale entry shows.
+	 * Before "changed": the next try's hold comes after it.
+	 */
 	resume_readers(r);
+	w->changed = 1;
 	/* Stay: an exiting thread leaves its CPU lazy (see range_race). */
 	while (!w->quit)
 		usleep(1000);
@@ -1813,7 +1824,7 @@ static void window_race(struct __test_metadata *_metadata,
 		retire_all();
 		usleep(50000);
 		counters(c0);
-		hold_readers(r);
+		ASSERT_TRUE(hold_readers(r));
 		wt->go = 1;
 		migrated += migrate(r);
 		wt->done = 1;
