@@ -1669,10 +1669,11 @@ TEST_F(migrc, range_race)
  * counts the batch as unpublished, and its generation does not cover it.
  * A thread replaces 32 pages of the first batch in that window (once
  * pagemap shows the first and the last page of the batch unmapped);
- * readers on the other CPUs check those pages afterwards. The zap finds migration
- * entries only, so it sends no flush of its own: flush_tlb_batched_pending()
- * must flush every CPU of the mm because of the count (rule unpublished),
- * or the readers go on reading the old frames through the new mapping.
+ * readers on the other CPUs check those pages afterwards. The zap finds
+ * migration entries only, so it sends no flush of its own:
+ * flush_tlb_batched_pending() must flush every CPU of the mm because of
+ * the count (rule unpublished), or the readers go on reading the old
+ * frames through the new mapping.
  * The readers hold still while the pages migrate: one that faulted on a
  * migration entry would hold the VMA's lock until the migration is done,
  * and the replacement would come after the publication. A try can still

@@ -50,6 +50,19 @@ migrc_stat() {
 		awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }'
 }
 knob_set() { [ -w $knob ] && echo "$*" > $knob; }
+# broken RULE TEST LOG: run TEST once with RULE (rules joined by +) broken,
+# its output in LOG; the test's status. A missed flush shows only if a
+# reader reads before its stale entry goes (a CPU that switches to another
+# task and back catches up with its mm; on a slow host, sooner): callers
+# try up to TRIES times.
+TRIES="1 2 3 4 5 6 7 8"
+broken() {
+	knob_set "$(echo "$1" | tr + ' ')" || fail "the kernel refuses rule '$1'"
+	"$safety" -t "$2" > "$3" 2>&1
+	set -- $?
+	knob_set none
+	return "$1"
+}
 # failing LOG: the names of the tests that failed.
 failing() {
 	sed -n 's/^not ok [0-9]* migrc\.\([a-z0-9_]*\).*/\1/p' "$1" | tr '\n' ' ' | sed 's/ $//'
@@ -152,12 +165,10 @@ if [ "$1" = --knobs ]; then
 		for pair in $knob_tests; do
 			[ "${pair%%:*}" = "$rule" ] || continue
 			t=${pair#*:}
-			for try in 2 3 4 5 6 7 8; do
+			for try in $TRIES; do
 				case " $failed " in *" $t "*) break ;; esac
-				knob_set "$rule"
-				"$safety" -t "$t" > "$tmp/rule.log" 2>&1 ||
+				broken "$rule" "$t" "$tmp/rule.log" ||
 					failed="$failed $t"
-				knob_set none
 			done
 		done
 		printf '# %-12s %s\n' "$rule" "${failed:-(none: undetected)}"
@@ -209,21 +220,16 @@ for pair in $knob_tests; do
 		continue
 	fi
 	s0=$(migrc_stat migrc_debug_stale)
-	knob_set "$(echo "$rule" | tr + ' ')" || fail "the kernel refuses rule '$rule'"
-	# A missed flush shows only if a reader reads before its stale entry
-	# goes (a CPU that switches to another task and back catches up with
-	# its mm; on a slow host, sooner): up to eight tries, until both the
-	# test and the shadow see it.
+	# Until both the test and the shadow see it.
 	caught=0
-	for try in 1 2 3 4 5 6 7 8; do
-		"$safety" -t "$t" > "$tmp/broken.log" 2>&1
+	for try in $TRIES; do
+		broken "$rule" "$t" "$tmp/broken.log"
 		rc=$?
 		[ $rc -eq 1 ] && caught=1
 		shadow=$(( $(migrc_stat migrc_debug_stale) - s0 ))
 		[ $caught -ne 0 ] && [ "$shadow" -gt 0 ] && break
 		note "$t with rule '$rule' broken, try $try: rc $rc, shadow $shadow"
 	done
-	knob_set none
 	grep -E '^(ok|not ok) |^# (FAIL|[0-9]+ (pages|words))' "$tmp/broken.log" |
 		sed "s/^/# $rule broken: /"
 	[ $caught -ne 0 ] || fail "$t passed with rule '$rule' broken: the test has no teeth"
