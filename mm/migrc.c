@@ -316,15 +316,16 @@ void migrc_numa_scan_flushed(struct vm_area_struct *vma,
  * entry from before the scan, and a migration of the page refuses to defer
  * and flushes by itself (migrc_pte_deferrable()): a second round to the
  * same CPUs. Wait for the scan's flush instead; the page has no writable
- * entry left then, and its migration defers like any other of a PROT_NONE
- * PTE. A hinting fault on a PTE the scan changed comes from a CPU that
- * cached no entry of it, so the scan is usually still walking: the wait is
- * the rest of its walk. (A scan holds mmap_lock for read, as the fault
- * does, and waits for nothing a fault holds.) The wait is bounded
- * (MIGRC_SCAN_WAIT_MS), and skipped where it cannot pay off: for a large
- * folio, which MIGRC never defers, where deferral is off
- * (migrc_defer_forbidden()), and for a real-time task, whose latency is
- * worth more than a round of IPIs.
+ * entry left then, and its migration has nothing to flush (the PTE is not
+ * accessible once no flush of the mm is pending) or defers like any other
+ * of a PROT_NONE PTE (while another one is). A hinting fault on a PTE the
+ * scan changed comes from a CPU that cached no entry of it, so the scan is
+ * usually still walking: the wait is the rest of its walk. (A scan holds
+ * mmap_lock for read, as the fault does, and waits for nothing a fault
+ * holds.) The wait is bounded (MIGRC_SCAN_WAIT_MS), and skipped where it
+ * cannot pay off: for a large folio, which MIGRC never defers, where
+ * deferral is off (migrc_defer_forbidden()), and for a real-time task,
+ * whose latency is worth more than a round of IPIs.
  *
  * The wait decides nothing: under the PTE lock the migration looks at the
  * VMA again, and flushes if another scan has begun meanwhile or the wait
